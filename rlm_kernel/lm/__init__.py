@@ -1,0 +1,60 @@
+"""LM backends behind one factory: ``make_lm(backend, backend_kwargs)``.
+
+Backends are imported lazily, so using one never imports the others' SDKs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from .base import Completion, LMClient, Message, estimate_tokens
+
+__all__ = ["make_lm", "Completion", "LMClient", "Message", "estimate_tokens", "DEFAULT_MODELS"]
+
+DEFAULT_MODELS = {"openai": "gpt-5-mini", "anthropic": "claude-sonnet-4-5"}
+_LOCAL_N_CTX = 8192
+
+
+def make_lm(backend: str, kwargs: dict[str, Any] | None = None, *, model: str | None = None) -> LMClient:
+    """A client for ``backend``; ``model`` overrides ``kwargs["model_name"]`` (``llm_query(model=...)``)."""
+    kw = dict(kwargs or {})
+    name = model or kw.pop("model_name", None)
+    kw.pop("model_name", None)
+    if backend == "openai":
+        from .openai import OpenAILM
+
+        return OpenAILM(name or DEFAULT_MODELS["openai"], **kw)
+    if backend == "anthropic":
+        from .anthropic import AnthropicLM
+
+        return AnthropicLM(name or DEFAULT_MODELS["anthropic"], **kw)
+    if backend == "replay":
+        from .replay import ReplayLM
+
+        path = kw.pop("path", None) or kw.pop("recording", None)
+        if path is None:
+            raise ConfigError("The replay backend needs backend_kwargs={'path': 'recording.jsonl'}.")
+        return ReplayLM(path, model_name=name, context_window=kw.get("context_window"))
+    if backend == "local":
+        return _local(name, kw)
+    raise ConfigError(f"Unknown backend {backend!r}: choose openai, anthropic, local or replay.")
+
+
+def _local(name: str | None, kw: dict[str, Any]) -> LMClient:
+    """llama.cpp's server in-process (xllamacpp), spoken to through the OpenAI SDK."""
+    from .. import models
+    from ..usage import set_price
+    from .llama_server import shared_server
+    from .openai import OpenAILM
+
+    model_path = kw.pop("model_path", None)
+    path = Path(model_path) if model_path else models.fetch()
+    n_ctx = int(kw.pop("n_ctx", _LOCAL_N_CTX))
+    server_kw = {k: kw.pop(k) for k in ("n_threads", "n_parallel") if k in kw}
+    server = shared_server(path, n_ctx=n_ctx, **server_kw)
+    name = name or path.stem
+    set_price(name, 0.0, 0.0, 0.0)  # a local model costs nothing per token
+    kw.setdefault("temperature", 0.0)
+    return OpenAILM(name, base_url=server.base_url, api_key="local", context_window=n_ctx, **kw)

@@ -1,0 +1,80 @@
+"""The settings of one run, frozen. A child run is ``replace(config, depth=config.depth + 1)``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from .errors import ConfigError
+
+__all__ = ["RLMConfig", "BACKENDS", "PROFILES", "PROTOCOLS"]
+
+BACKENDS = ("openai", "anthropic", "local", "replay")
+PROFILES = ("default", "small", "no_subcalls")
+PROTOCOLS = ("answer", "final", "both")
+
+
+@dataclass(frozen=True)
+class RLMConfig:
+    backend: str = "openai"
+    backend_kwargs: dict[str, Any] = field(default_factory=dict)
+    sub_backend: str | None = None
+    sub_backend_kwargs: dict[str, Any] | None = None
+    max_iterations: int = 30
+    max_depth: int = 1
+    max_output_chars: int = 8192
+    max_concurrency: int = 32
+    max_budget: float | None = None
+    max_tokens: int | None = None
+    max_timeout: float | None = None
+    system_prompt: str | None = None
+    prompt_profile: str | None = None  # None: "small" for the local backend, else "default"
+    protocol: Literal["answer", "final", "both"] = "both"
+    log_dir: str | Path | Literal[False] | None = None
+    record: str | Path | None = None
+    depth: int = 0
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ConfigError(f"Unknown backend {self.backend!r}: choose one of {', '.join(BACKENDS)}.")
+        if self.sub_backend is not None and self.sub_backend not in BACKENDS:
+            raise ConfigError(
+                f"Unknown sub_backend {self.sub_backend!r}: choose one of {', '.join(BACKENDS)}."
+            )
+        if self.prompt_profile is not None and self.prompt_profile not in PROFILES:
+            raise ConfigError(
+                f"Unknown prompt_profile {self.prompt_profile!r}: choose one of {', '.join(PROFILES)}."
+            )
+        if self.protocol not in PROTOCOLS:
+            raise ConfigError(f"Unknown protocol {self.protocol!r}: choose one of {', '.join(PROTOCOLS)}.")
+        for name in ("max_iterations", "max_depth", "max_output_chars", "max_concurrency"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}.")
+
+    @property
+    def profile(self) -> str:
+        if self.prompt_profile is not None:
+            return self.prompt_profile
+        return "small" if self.backend == "local" else "default"
+
+    @property
+    def can_recurse(self) -> bool:
+        """Whether ``rlm_query`` starts a child run here (else it is a plain ``llm_query``)."""
+        return self.depth + 1 < self.max_depth
+
+    def child(self) -> RLMConfig:
+        return replace(self, depth=self.depth + 1)
+
+    def public(self) -> dict[str, Any]:
+        """The settings for a trajectory: no API keys, no headers."""
+        hidden = {"api_key", "default_headers", "http_client"}
+        out: dict[str, Any] = {}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if isinstance(value, dict):
+                value = {k: v for k, v in value.items() if k not in hidden}
+            if isinstance(value, Path):
+                value = str(value)
+            out[name] = value
+        return out

@@ -1,0 +1,335 @@
+"""The root loop as a state machine. No I/O: drivers call the LM and run the code.
+
+Theory of operation. ``start()`` returns the first action. The driver performs it
+and feeds the observation back, which returns the next action:
+
+    action                    driver does                  then calls
+    AskRoot(messages)         call the root LM             receive_reply(completion)
+    Execute(step, code)       run code in the REPL         receive_execution(result, answer)
+    ResolveFinal(directive)   read a variable for FINAL    receive_final(content, problem)
+    Finish(response, error)   nothing: the run is over
+
+States: ``new`` → ``asking`` ⇄ ``executing`` / ``resolving`` → ``done``. A reply
+with several code blocks is executed block by block; a failing block skips the
+rest. The run is ``done`` when code sets ``answer["ready"]``, a FINAL directive
+resolves, the iteration limit's extra "answer now" turn returns, or the driver
+calls ``abort(error)``. Any call out of order raises ``RuntimeError``: that is a
+driver bug, not a user error.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import prompts
+from .config import RLMConfig
+from .errors import RLMError
+from .events import (
+    AnswerSet,
+    Event,
+    Hint,
+    HumanEdit,
+    RootReply,
+    RootRequest,
+    RunEnded,
+    RunStarted,
+    StepFinished,
+    StepStarted,
+)
+from .executors.base import ExecResult
+from .lm.base import Completion, Message
+from .protocol import FinalDirective, code_blocks, find_final, resolve_final
+from .repl import truncate
+from .usage import cost_of
+
+__all__ = ["RLMRun", "AskRoot", "Execute", "ResolveFinal", "Finish", "Action", "new_run_id"]
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+@dataclass(frozen=True)
+class AskRoot:
+    messages: list[Message]
+    turn: int
+    final_turn: bool = False
+
+
+@dataclass(frozen=True)
+class Execute:
+    step: int
+    code: str
+
+
+@dataclass(frozen=True)
+class ResolveFinal:
+    directive: FinalDirective
+
+
+@dataclass(frozen=True)
+class Finish:
+    response: str | None
+    error: str | None = None
+
+
+Action = AskRoot | Execute | ResolveFinal | Finish
+
+
+@dataclass
+class _Pending:
+    """Code blocks of the current reply, and what they have produced so far."""
+
+    blocks: list[str]
+    directive: FinalDirective | None
+    outputs: list[tuple[int, str]] = field(default_factory=list)
+    failed: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+class RLMRun:
+    """One run of the root loop. Emits events through ``emit``; never prints, calls or executes."""
+
+    def __init__(
+        self,
+        config: RLMConfig,
+        *,
+        question: str | None,
+        context_meta: dict[str, Any],
+        model: str,
+        sub_model: str,
+        emit: Callable[[Event], None],
+        run_id: str | None = None,
+        parent_id: str | None = None,
+    ) -> None:
+        self.config = config
+        self.question = question
+        self.context_meta = context_meta
+        self.model = model
+        self.sub_model = sub_model
+        self.emit = emit
+        self.run_id = run_id or new_run_id()
+        self.parent_id = parent_id
+        self.depth = config.depth
+        self.state = "new"
+        self.messages: list[Message] = []
+        self.turns = 0
+        self.steps = 0
+        self.response: str | None = None
+        self.error: str | None = None
+        self.started = time.perf_counter()
+        self._pending: _Pending | None = None
+        self._hints: list[str] = []
+        self._edits: list[tuple[int, str, str]] = []
+        self._final_turn = False
+
+    # -- helpers ---------------------------------------------------------------------
+    def _ids(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "parent_id": self.parent_id, "depth": self.depth}
+
+    def _expect(self, *states: str) -> None:
+        if self.state not in states:
+            raise RuntimeError(f"RLMRun is {self.state!r}; this call needs {' or '.join(states)}")
+
+    def _ask(self, content: str, *, final_turn: bool = False) -> AskRoot:
+        self.messages.append({"role": "user", "content": content})
+        self.state = "asking"
+        self.turns += 1
+        self._final_turn = final_turn
+        self.emit(
+            RootRequest(
+                **self._ids(),
+                turn=self.turns,
+                messages=len(self.messages),
+                chars=sum(len(m["content"]) for m in self.messages),
+                final_turn=final_turn,
+            )
+        )
+        return AskRoot([dict(m) for m in self.messages], self.turns, final_turn)  # type: ignore[misc]
+
+    def _next_turn(self, content: str) -> AskRoot:
+        """Ask again, or, past the iteration limit, ask once for the answer in plain words."""
+        if self.turns >= self.config.max_iterations:
+            return self._ask(
+                content + "\n\n" + prompts.final_turn(self.turns, self.config.protocol), final_turn=True
+            )
+        return self._ask(content)
+
+    def _finish(self, response: str | None, error: str | None = None) -> Finish:
+        self.response, self.error = response, error
+        self.state = "done"
+        self.emit(
+            RunEnded(
+                **self._ids(),
+                response=response,
+                error=error,
+                iterations=self.turns,
+                elapsed_s=time.perf_counter() - self.started,
+            )
+        )
+        return Finish(response, error)
+
+    def _answer(self, content: str, source: str) -> Finish:
+        self.emit(AnswerSet(**self._ids(), content=content, source=source))  # type: ignore[arg-type]
+        return self._finish(content)
+
+    @property
+    def _text_final(self) -> bool:
+        return self.config.protocol in ("final", "both")
+
+    # -- the protocol ------------------------------------------------------------------
+    def start(self) -> AskRoot:
+        self._expect("new")
+        self.emit(
+            RunStarted(
+                **self._ids(),
+                question=self.question,
+                context_meta=self.context_meta,
+                model=self.model,
+                sub_model=self.sub_model,
+                settings=self.config.public(),
+            )
+        )
+        opening = prompts.opening_messages(
+            profile=self.config.profile,
+            question=self.question,
+            context_meta=self.context_meta,
+            protocol=self.config.protocol,
+            depth=self.depth,
+            system=self.config.system_prompt,
+        )
+        self.messages = opening[:-1]
+        return self._ask(opening[-1]["content"])
+
+    def receive_reply(self, completion: Completion) -> Action:
+        self._expect("asking")
+        text = completion.text
+        self.messages.append({"role": "assistant", "content": text})
+        self.emit(
+            RootReply(
+                **self._ids(),
+                turn=self.turns,
+                text=text,
+                model=completion.model or self.model,
+                input_tokens=completion.input_tokens,
+                output_tokens=completion.output_tokens,
+                cached_tokens=completion.cached_tokens,
+                latency_s=completion.latency_s,
+                cost=cost_of(
+                    completion.model or self.model,
+                    completion.input_tokens,
+                    completion.output_tokens,
+                    completion.cached_tokens,
+                ),
+            )
+        )
+        directive = find_final(text) if self._text_final else None
+        if self._final_turn:
+            content = text.strip()
+            if directive is not None:
+                content = resolve_final(directive, {})[0] or content
+            self.emit(AnswerSet(**self._ids(), content=content, source="final_turn"))
+            return self._finish(
+                content,
+                f"max_iterations ({self.config.max_iterations}) reached; the response "
+                f"is the root's last answer, given without running more code.",
+            )
+        blocks = code_blocks(text)
+        if not blocks and directive is None:
+            return self._next_turn(prompts.NO_CODE_NUDGE)
+        self._pending = _Pending(blocks, directive)
+        return self._advance()
+
+    def _advance(self) -> Action:
+        """Next block of the current reply, or its FINAL, or the next turn."""
+        pending = self._pending
+        assert pending is not None
+        if pending.blocks and not pending.failed:
+            self.steps += 1
+            code = pending.blocks.pop(0)
+            self.state = "executing"
+            self.emit(StepStarted(**self._ids(), step=self.steps, code=code))
+            return Execute(self.steps, code)
+        if pending.directive is not None and not pending.failed:
+            self.state = "resolving"
+            return ResolveFinal(pending.directive)
+        if pending.directive is not None:
+            pending.notes.append("Your FINAL was ignored because the code before it failed.")
+        return self._observe()
+
+    def _observe(self) -> AskRoot:
+        pending = self._pending
+        assert pending is not None
+        self._pending = None
+        text = prompts.observation(
+            pending.outputs,
+            skipped=len(pending.blocks) if pending.failed else 0,
+            notes=pending.notes,
+            hints=self._hints,
+            edits=self._edits,
+            remaining=self.config.max_iterations - self.turns,
+        )
+        self._hints, self._edits = [], []
+        return self._next_turn(text)
+
+    def receive_execution(
+        self, result: ExecResult, *, answer_ready: bool, answer: str = "", restored: tuple[str, ...] = ()
+    ) -> Action:
+        self._expect("executing")
+        pending = self._pending
+        assert pending is not None
+        shown, cut = truncate(result.text(), self.config.max_output_chars)
+        self.emit(
+            StepFinished(
+                **self._ids(),
+                step=self.steps,
+                output=shown,
+                error=result.error,
+                elapsed_s=result.elapsed_s,
+                cut_chars=cut,
+                restored=restored,
+            )
+        )
+        if answer_ready:
+            return self._answer(answer, "answer")
+        if restored:
+            pending.notes.append(
+                f"Reserved names were put back after your code replaced them: {', '.join(restored)}."
+            )
+        pending.outputs.append((self.steps, shown))
+        pending.failed = result.error is not None
+        return self._advance()
+
+    def receive_final(self, content: str | None, problem: str | None) -> Action:
+        self._expect("resolving")
+        assert self._pending is not None
+        if content is not None:
+            kind = self._pending.directive.kind if self._pending.directive else "FINAL"
+            return self._answer(content, kind)
+        self._pending.notes.append(problem or "Your FINAL could not be read.")
+        self._pending.directive = None
+        return self._observe()
+
+    def hint(self, text: str) -> None:
+        """Guidance from the human for the root's next turn."""
+        self._hints.append(text)
+        self.emit(Hint(**self._ids(), text=text))
+
+    def human_edit(self, step: int, proposed: str, executed: str) -> None:
+        """Record that a human changed a proposed step before it ran; the root is told next turn."""
+        self._edits.append((step, proposed, executed))
+        self.emit(HumanEdit(**self._ids(), step=step, proposed=proposed, executed=executed))
+
+    def abort(self, error: RLMError | str) -> Finish:
+        """End the run now (cancel, budget, provider failure), keeping what it had."""
+        if self.state == "done":
+            return Finish(self.response, self.error)
+        return self._finish(self.response, str(error))
+
+    @property
+    def done(self) -> bool:
+        return self.state == "done"

@@ -1,0 +1,234 @@
+"""Everything that happens in a run, as frozen dataclasses, and the bus that carries them.
+
+The JSON form of an event (``to_dict``) is the trajectory format and the payload
+of the notebook comm protocol. Events never hold the context's value or an API
+key: only metadata, code, what code printed, and LM text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+__all__ = [
+    "Event",
+    "RunStarted",
+    "RootRequest",
+    "RootToken",
+    "RootReply",
+    "StepStarted",
+    "StepFinished",
+    "SubcallStarted",
+    "SubcallFinished",
+    "AnswerSet",
+    "HumanEdit",
+    "Hint",
+    "RunEnded",
+    "EventBus",
+    "event_from_dict",
+]
+
+log = logging.getLogger("rlm_kernel")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """Common fields: which run (and its parent), how deep, and when."""
+
+    kind: ClassVar[str] = "event"
+    run_id: str
+    parent_id: str | None = None
+    depth: int = 0
+    ts: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **dataclasses.asdict(self)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunStarted(Event):
+    kind: ClassVar[str] = "run_started"
+    question: str | None
+    context_meta: dict[str, Any]
+    model: str
+    sub_model: str
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RootRequest(Event):
+    kind: ClassVar[str] = "root_request"
+    turn: int
+    messages: int  # how many messages were sent
+    chars: int
+    final_turn: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class RootToken(Event):
+    kind: ClassVar[str] = "root_token"
+    turn: int
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class RootReply(Event):
+    kind: ClassVar[str] = "root_reply"
+    turn: int
+    text: str
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    latency_s: float = 0.0
+    cost: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepStarted(Event):
+    kind: ClassVar[str] = "step_started"
+    step: int
+    code: str
+    author: Literal["root", "human"] = "root"
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepFinished(Event):
+    kind: ClassVar[str] = "step_finished"
+    step: int
+    output: str  # what the root sees: stdout, stderr, last value, traceback (already truncated)
+    error: str | None = None
+    elapsed_s: float = 0.0
+    cut_chars: int = 0
+    restored: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubcallStarted(Event):
+    kind: ClassVar[str] = "subcall_started"
+    call_id: str
+    step: int | None
+    model: str
+    prompt_preview: str
+    prompt_chars: int
+    batch_id: str | None = None
+    batch_size: int = 1
+    call_kind: Literal["llm", "rlm"] = "llm"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubcallFinished(Event):
+    kind: ClassVar[str] = "subcall_finished"
+    call_id: str
+    step: int | None
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    latency_s: float = 0.0
+    cost: float | None = None
+    error: str | None = None
+    response_preview: str = ""
+    batch_id: str | None = None
+    call_kind: Literal["llm", "rlm"] = "llm"
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnswerSet(Event):
+    kind: ClassVar[str] = "answer_set"
+    content: str
+    source: Literal["answer", "FINAL", "FINAL_VAR", "final_turn"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class HumanEdit(Event):
+    kind: ClassVar[str] = "human_edit"
+    step: int
+    proposed: str
+    executed: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Hint(Event):
+    kind: ClassVar[str] = "hint"
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunEnded(Event):
+    kind: ClassVar[str] = "run_ended"
+    response: str | None
+    error: str | None
+    iterations: int
+    elapsed_s: float
+
+
+_KINDS: dict[str, type[Event]] = {
+    cls.kind: cls
+    for cls in (
+        RunStarted,
+        RootRequest,
+        RootToken,
+        RootReply,
+        StepStarted,
+        StepFinished,
+        SubcallStarted,
+        SubcallFinished,
+        AnswerSet,
+        HumanEdit,
+        Hint,
+        RunEnded,
+    )
+}
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    """Rebuild an event from its JSON form (unknown fields are ignored, for forward compatibility)."""
+    cls = _KINDS[data["kind"]]
+    names = {f.name for f in dataclasses.fields(cls)}
+    values = {k: v for k, v in data.items() if k in names}
+    if "restored" in values:
+        values["restored"] = tuple(values["restored"])
+    return cls(**values)
+
+
+Subscriber = Callable[[Event], None]
+
+
+class EventBus:
+    """Delivers each event to every subscriber, in order, from whichever thread emits it.
+
+    Emission is serialised by a lock so that subscribers (the trajectory writer,
+    widgets) see one consistent order. A subscriber that raises is logged with its
+    traceback and stays subscribed; it never breaks the run.
+    """
+
+    def __init__(self) -> None:
+        self._subscribers: list[Subscriber] = []
+        self._lock = threading.RLock()
+        self.failures: list[tuple[Subscriber, BaseException]] = []
+
+    def subscribe(self, fn: Subscriber) -> Callable[[], None]:
+        with self._lock:
+            self._subscribers.append(fn)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if fn in self._subscribers:
+                    self._subscribers.remove(fn)
+
+        return unsubscribe
+
+    def emit(self, event: Event) -> None:
+        with self._lock:
+            for fn in list(self._subscribers):
+                try:
+                    fn(event)
+                except Exception as exc:  # a view must not break the run; report it loudly instead
+                    self.failures.append((fn, exc))
+                    log.exception("rlm_kernel: event subscriber %r failed on %s", fn, event.kind)

@@ -1,0 +1,116 @@
+"""Runs step code in a plain dict namespace with IPython's semantics, in the calling thread.
+
+Like an IPython cell: statements run in order, assignments made before an
+exception survive, and a last bare expression's value is shown. Output is caught
+per thread (a context variable picks the buffer), so concurrent child runs never
+see each other's prints.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import sys
+import threading
+import time
+import traceback
+from collections.abc import MutableMapping
+from contextvars import ContextVar
+from typing import Any, TextIO
+
+from ..repl import compact_traceback, register_source, step_filename
+from .base import ExecResult
+
+__all__ = ["LocalExecutor", "capture_output", "run_code"]
+
+_buffers: ContextVar[tuple[io.StringIO, io.StringIO] | None] = ContextVar("rlm_capture", default=None)
+_install_lock = threading.Lock()
+_installed = 0
+_originals: tuple[TextIO, TextIO] | None = None
+
+
+class _Router(io.TextIOBase):
+    """Stands in for sys.stdout/sys.stderr while any capture is active; writes go to the
+    current context's buffer, or to the stream it replaced."""
+
+    def __init__(self, index: int, fallback: TextIO) -> None:
+        self._index = index
+        self._fallback = fallback
+
+    def write(self, s: str) -> int:
+        buffers = _buffers.get()
+        if buffers is None:
+            return self._fallback.write(s)
+        return buffers[self._index].write(s)
+
+    def flush(self) -> None:
+        if _buffers.get() is None:
+            self._fallback.flush()
+
+    def writable(self) -> bool:
+        return True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._fallback, name)
+
+
+class capture_output:  # noqa: N801 - used like contextlib's lower-case managers
+    """Catch this thread's stdout and stderr until exit."""
+
+    def __enter__(self) -> tuple[io.StringIO, io.StringIO]:
+        global _installed, _originals
+        self.buffers = (io.StringIO(), io.StringIO())
+        with _install_lock:
+            if _installed == 0:
+                _originals = (sys.stdout, sys.stderr)
+                sys.stdout = _Router(0, sys.stdout)  # type: ignore[assignment]
+                sys.stderr = _Router(1, sys.stderr)  # type: ignore[assignment]
+            _installed += 1
+        self._token = _buffers.set(self.buffers)
+        return self.buffers
+
+    def __exit__(self, *exc: object) -> None:
+        global _installed, _originals
+        _buffers.reset(self._token)
+        with _install_lock:
+            _installed -= 1
+            if _installed == 0 and _originals is not None:
+                if isinstance(sys.stdout, _Router):
+                    sys.stdout = _originals[0]
+                if isinstance(sys.stderr, _Router):
+                    sys.stderr = _originals[1]
+                _originals = None
+
+
+def run_code(code: str, namespace: MutableMapping[str, Any], filename: str) -> tuple[str | None, str | None]:
+    """Execute ``code`` like an IPython cell; returns (repr of the last expression, error text)."""
+    register_source(filename, code)
+    try:
+        tree = ast.parse(code, filename, "exec")
+    except SyntaxError as exc:
+        return None, "".join(traceback.format_exception_only(type(exc), exc))
+    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    try:
+        exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - running the REPL's code is the job
+        if last is not None:
+            value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)  # noqa: S307
+            if value is not None:
+                return repr(value), None
+    except (Exception, SystemExit) as exc:
+        return None, compact_traceback(exc)
+    return None, None
+
+
+class LocalExecutor:
+    """The executor for plain Python and child runs: a dict namespace of its own."""
+
+    def __init__(self, namespace: MutableMapping[str, Any] | None = None, tag: str = "") -> None:
+        self.namespace: MutableMapping[str, Any] = namespace if namespace is not None else {}
+        self.namespace.setdefault("__name__", "__rlm__")
+        self.tag = tag
+
+    def execute(self, code: str, *, step: int) -> ExecResult:
+        start = time.perf_counter()
+        with capture_output() as (out, err):
+            value, error = run_code(code, self.namespace, step_filename(step, self.tag))
+        return ExecResult(out.getvalue(), err.getvalue(), value, error, time.perf_counter() - start)

@@ -1,0 +1,118 @@
+"""Record a run's LM replies, and replay them offline.
+
+Each reply is stored under a hash of the request's messages, so concurrent
+sub-calls replay correctly whatever order they finish in. A request that the
+recording does not hold stops the run with :class:`ReplayMismatch`, naming the
+call and how its request begins.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from collections import defaultdict, deque
+from pathlib import Path
+
+from ..errors import ConfigError, ReplayMismatch
+from .base import Completion, LMClient, Message, TokenCallback
+
+__all__ = ["request_key", "Recording", "RecordingLM", "ReplayLM"]
+
+
+def request_key(messages: list[Message]) -> str:
+    canonical = json.dumps([[m["role"], m["content"]] for m in messages], ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:32]
+
+
+class Recording:
+    """An append-only JSONL file of replies, shared by every LM of a run tree."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+
+    def append(self, key: str, completion: Completion) -> None:
+        entry = {
+            "key": key,
+            "model": completion.model,
+            "text": completion.text,
+            "input_tokens": completion.input_tokens,
+            "output_tokens": completion.output_tokens,
+            "cached_tokens": completion.cached_tokens,
+        }
+        with self._lock, self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+
+class RecordingLM:
+    """Passes calls to ``inner`` and records each reply."""
+
+    def __init__(self, inner: LMClient, recording: Recording) -> None:
+        self.inner = inner
+        self.recording = recording
+        self.model_name = inner.model_name
+        self.context_window = inner.context_window
+
+    async def complete(
+        self, messages: list[Message], *, on_token: TokenCallback | None = None, max_tokens: int | None = None
+    ) -> Completion:
+        completion = await self.inner.complete(messages, on_token=on_token, max_tokens=max_tokens)
+        self.recording.append(request_key(messages), completion)
+        return completion
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class ReplayLM:
+    """Answers from a recording, in recorded order for identical requests."""
+
+    def __init__(
+        self, path: str | os.PathLike[str], model_name: str | None = None, context_window: int | None = None
+    ) -> None:
+        self.path = Path(path)
+        if not self.path.exists():
+            raise ConfigError(f"No recording at {self.path}: record one with RLM(..., record='{self.path}').")
+        self._replies: dict[str, deque[dict]] = defaultdict(deque)
+        first_model = None
+        with self.path.open(encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    entry = json.loads(line)
+                    self._replies[entry["key"]].append(entry)
+                    first_model = first_model or entry.get("model")
+        self.model_name = model_name or first_model or "replay"
+        self.context_window = context_window
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    async def complete(
+        self, messages: list[Message], *, on_token: TokenCallback | None = None, max_tokens: int | None = None
+    ) -> Completion:
+        key = request_key(messages)
+        with self._lock:
+            self.calls += 1
+            queue = self._replies.get(key)
+            if not queue:
+                last = messages[-1]["content"] if messages else ""
+                raise ReplayMismatch(
+                    f"Replay diverged at call {self.calls}: {self.path.name} has no reply for a "
+                    f"{messages[-1]['role'] if messages else ''} message beginning {last[:80]!r}; "
+                    f"re-record the run with record=..."
+                )
+            entry = queue.popleft()
+        if on_token is not None:
+            on_token(entry["text"])
+        return Completion(
+            text=entry["text"],
+            model=entry.get("model") or self.model_name,
+            input_tokens=entry.get("input_tokens", 0),
+            output_tokens=entry.get("output_tokens", 0),
+            cached_tokens=entry.get("cached_tokens", 0),
+        )
+
+    async def aclose(self) -> None:
+        return None

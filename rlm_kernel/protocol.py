@@ -1,0 +1,79 @@
+"""Reading the root LM's replies: code blocks and the paper's ``FINAL`` / ``FINAL_VAR`` text.
+
+Code runs from ```` ```repl ```` and ```` ```python ```` fences, every block in order.
+A ``FINAL(...)`` or ``FINAL_VAR(...)`` line outside the code blocks ends the run
+(when the protocol allows it), after the reply's code has run without error.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = ["code_blocks", "FinalDirective", "find_final", "resolve_final", "strip_code"]
+
+_FENCE = re.compile(r"^[ \t]*```[ \t]*(repl|python|py|python3)[ \t]*\n(.*?)^[ \t]*```", re.S | re.M | re.I)
+_FINAL_VAR = re.compile(r"^[ \t>*]*FINAL_VAR\((.*?)\)", re.M | re.S)
+_FINAL = re.compile(r"^[ \t>*]*FINAL\((.*)\)", re.M | re.S)
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def code_blocks(text: str) -> list[str]:
+    """The code of each runnable fenced block, in order."""
+    return [m.group(2).rstrip() + "\n" for m in _FENCE.finditer(text) if m.group(2).strip()]
+
+
+def strip_code(text: str) -> str:
+    """The reply without its runnable code blocks (so FINAL inside code is not read as text)."""
+    return _FENCE.sub("", text)
+
+
+@dataclass(frozen=True)
+class FinalDirective:
+    kind: Literal["FINAL", "FINAL_VAR"]
+    argument: str
+
+
+def find_final(text: str) -> FinalDirective | None:
+    """The first FINAL_VAR(...) or FINAL(...) at the start of a line, outside code blocks."""
+    prose = strip_code(text)
+    if m := _FINAL_VAR.search(prose):
+        return FinalDirective("FINAL_VAR", m.group(1).strip())
+    if m := _FINAL.search(prose):
+        return FinalDirective("FINAL", _balanced(m.group(1)).strip())
+    return None
+
+
+def _balanced(argument: str) -> str:
+    """Cut a greedy ``FINAL(...)`` match back to its own closing parenthesis."""
+    depth = 1
+    for i, ch in enumerate(argument + ")"):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0:
+            return argument[:i]
+    return argument
+
+
+def resolve_final(directive: FinalDirective, namespace: dict[str, Any]) -> tuple[str | None, str | None]:
+    """Turn a directive into answer text, or explain to the root why it could not.
+
+    Handles the misuses the RLM paper reports: ``FINAL(variable_name)`` gives the
+    variable's value, and ``FINAL_VAR("name")`` with quotes works like ``FINAL_VAR(name)``.
+    """
+    arg = directive.argument
+    if directive.kind == "FINAL_VAR":
+        name = arg.strip("'\" ")
+        if not _IDENT.match(name):
+            return None, f"FINAL_VAR needs a variable name, got {arg!r}."
+        if name not in namespace:
+            return None, f"FINAL_VAR({name}): there is no variable named {name!r} in the REPL."
+        return str(namespace[name]), None
+    if _IDENT.match(arg) and arg in namespace:
+        return str(namespace[arg]), None
+    try:
+        value = ast.literal_eval(arg)
+    except (ValueError, SyntaxError):
+        return arg, None
+    return str(value), None

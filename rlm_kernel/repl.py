@@ -1,0 +1,163 @@
+"""The REPL scaffold: the names the root LM's code sees, shared by every executor.
+
+``context``, ``llm_query``, ``llm_query_batched``, ``rlm_query``, ``rlm_query_batched``,
+``answer``, ``FINAL``, ``FINAL_VAR`` and ``SHOW_VARS`` are bound into a namespace for
+the run and put back after each step if code overwrote them. The user's own values
+under those names are saved first and restored when the run ends.
+"""
+
+from __future__ import annotations
+
+import linecache
+import traceback
+import types
+from collections.abc import Callable, MutableMapping
+from typing import Any, Protocol
+
+from .protocol import FinalDirective, resolve_final
+
+__all__ = ["RESERVED", "SubcallAPI", "Scaffold", "truncate", "compact_traceback", "step_filename"]
+
+RESERVED = (
+    "context",
+    "llm_query",
+    "llm_query_batched",
+    "rlm_query",
+    "rlm_query_batched",
+    "answer",
+    "FINAL",
+    "FINAL_VAR",
+    "SHOW_VARS",
+)
+
+_MISSING = object()
+
+
+class SubcallAPI(Protocol):
+    def llm_query(self, prompt: str, model: str | None = None) -> str: ...
+    def llm_query_batched(self, prompts: list[str], model: str | None = None) -> list[str]: ...
+    def rlm_query(self, prompt: str, context: Any = None) -> str: ...
+    def rlm_query_batched(self, prompts: list[str], contexts: list[Any] | None = None) -> list[str]: ...
+
+
+class Scaffold:
+    """Binds the run's names into ``namespace`` and reads the answer back out of it."""
+
+    def __init__(
+        self, namespace: MutableMapping[str, Any], context: Any, subcalls: SubcallAPI | None
+    ) -> None:
+        self.namespace = namespace
+        self.answer: dict[str, Any] = {"content": "", "ready": False}
+        self._saved = {name: namespace.get(name, _MISSING) for name in RESERVED}
+        self._names: dict[str, Any] = {
+            "context": context,
+            "answer": self.answer,
+            "FINAL": self.final,
+            "FINAL_VAR": self.final_var,
+            "SHOW_VARS": self.show_vars,
+        }
+        if subcalls is not None:
+            self._names.update(
+                llm_query=subcalls.llm_query,
+                llm_query_batched=subcalls.llm_query_batched,
+                rlm_query=subcalls.rlm_query,
+                rlm_query_batched=subcalls.rlm_query_batched,
+            )
+        namespace.update(self._names)
+
+    # -- functions the code calls ------------------------------------------------
+    def final(self, value: Any) -> None:
+        """FINAL(value): set the answer and finish."""
+        self.answer["content"] = str(value)
+        self.answer["ready"] = True
+
+    def final_var(self, name: Any) -> None:
+        """FINAL_VAR(name): finish with the value of the variable called ``name``."""
+        if isinstance(name, str) and name.isidentifier():
+            if name not in self.namespace:
+                raise NameError(f"FINAL_VAR: there is no variable named {name!r}")
+            name = self.namespace[name]
+        self.final(name)
+
+    def show_vars(self) -> dict[str, str]:
+        """The variables the run has made, by name and type."""
+        own = {
+            k: type(v).__name__
+            for k, v in self.namespace.items()
+            if not k.startswith("_") and k not in self._names and not isinstance(v, types.ModuleType)
+        }
+        print("\n".join(f"{k}: {t}" for k, t in own.items()) or "(no variables yet)")
+        return own
+
+    # -- what the driver asks ------------------------------------------------------
+    def restore(self) -> tuple[str, ...]:
+        """Put back reserved names that code replaced; an ``answer`` dict the code rebuilt is adopted."""
+        fixed = []
+        ns = self.namespace
+        current = ns.get("answer", _MISSING)
+        if current is not self.answer:
+            if isinstance(current, dict):
+                self.answer.clear()
+                self.answer.update({"content": "", "ready": False, **current})
+            else:
+                fixed.append("answer")
+            ns["answer"] = self.answer
+        for name, value in self._names.items():
+            if name != "answer" and ns.get(name, _MISSING) is not value:
+                ns[name] = value
+                fixed.append(name)
+        return tuple(fixed)
+
+    @property
+    def ready(self) -> bool:
+        return bool(self.answer.get("ready"))
+
+    @property
+    def content(self) -> str:
+        return str(self.answer.get("content", ""))
+
+    def resolve(self, directive: FinalDirective) -> tuple[str | None, str | None]:
+        return resolve_final(directive, dict(self.namespace))
+
+    def close(self) -> list[str]:
+        """Put the user's own values back under the reserved names; returns the names restored."""
+        restored = []
+        for name, value in self._saved.items():
+            if value is _MISSING:
+                if name != "answer":  # the answer stays, so the user can read it
+                    self.namespace.pop(name, None)
+            else:
+                self.namespace[name] = value
+                restored.append(name)
+        return restored
+
+
+def truncate(text: str, limit: int) -> tuple[str, int]:
+    """Cut ``text`` to about ``limit`` characters, keeping the head and the tail; returns (text, cut)."""
+    if len(text) <= limit:
+        return text, 0
+    cut = len(text) - limit
+    head = limit * 2 // 3
+    tail = limit - head
+    marker = f"\n... [{cut:,} characters cut] ...\n"
+    return text[:head] + marker + text[len(text) - tail :], cut
+
+
+def step_filename(step: int, run_id: str = "") -> str:
+    return f"<rlm-step-{step}{'-' + run_id if run_id else ''}>"
+
+
+def register_source(filename: str, source: str) -> None:
+    """Let tracebacks show the lines of code that was never in a file."""
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+
+
+def compact_traceback(
+    exc: BaseException, keep: Callable[[str], bool] = lambda f: f.startswith("<rlm-step")
+) -> str:
+    """A traceback of the step's own frames (plus the innermost one), without colour."""
+    te = traceback.TracebackException.from_exception(exc, capture_locals=False)
+    frames = list(te.stack)
+    kept = [f for i, f in enumerate(frames) if keep(f.filename) or i == len(frames) - 1]
+    te.stack = traceback.StackSummary.from_list(kept)
+    return "".join(te.format()).rstrip() + "\n"

@@ -1,0 +1,202 @@
+"""The Python API: ``RLM(...).completion(context, root_prompt)``, with the reference ``rlms`` names."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .config import RLMConfig
+from .driver import RunParts, RunTree, adrive, drive, prepare
+from .engine import Finish, new_run_id
+from .events import Event, EventBus, RootToken
+from .executors.base import Executor
+from .executors.local import LocalExecutor
+from .lm import make_lm
+from .trajectory import TrajectoryWriter, default_log_dir
+from .usage import Usage, summarize
+
+__all__ = ["RLM", "RLMResult"]
+
+
+@dataclass
+class RLMResult:
+    """What a run produced. ``error`` is set when it ended without a clean answer (the partial
+    response, if any, is kept in ``response``)."""
+
+    response: str | None
+    error: str | None
+    iterations: int
+    usage: Usage
+    trajectory: list[Event] = field(repr=False)
+    log_path: Path | None
+    execution_time: float
+    run_id: str
+
+    def __str__(self) -> str:
+        return self.response if self.response is not None else f"(no answer: {self.error})"
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.response is not None
+
+
+class RLM:
+    """A Recursive Language Model: the context stays in a REPL, the root LM works on it with code.
+
+    >>> rlm = RLM(backend="openai", backend_kwargs={"model_name": "gpt-5-mini"})   # doctest: +SKIP
+    >>> rlm.completion(long_text, root_prompt="Who signed the contract?").response  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        backend: str = "openai",
+        backend_kwargs: dict[str, Any] | None = None,
+        sub_backend: str | None = None,
+        sub_backend_kwargs: dict[str, Any] | None = None,
+        *,
+        max_iterations: int = 30,
+        max_depth: int = 1,
+        max_output_chars: int = 8192,
+        max_concurrency: int = 32,
+        max_budget: float | None = None,
+        max_tokens: int | None = None,
+        max_timeout: float | None = None,
+        system_prompt: str | None = None,
+        prompt_profile: str | None = None,
+        protocol: str = "both",
+        log_dir: str | Path | bool | None = None,
+        record: str | Path | None = None,
+    ) -> None:
+        self.config = RLMConfig(
+            backend=backend,
+            backend_kwargs=dict(backend_kwargs or {}),
+            sub_backend=sub_backend,
+            sub_backend_kwargs=None if sub_backend_kwargs is None else dict(sub_backend_kwargs),
+            max_iterations=max_iterations,
+            max_depth=max_depth,
+            max_output_chars=max_output_chars,
+            max_concurrency=max_concurrency,
+            max_budget=max_budget,
+            max_tokens=max_tokens,
+            max_timeout=max_timeout,
+            system_prompt=system_prompt,
+            prompt_profile=prompt_profile,
+            protocol=protocol,  # type: ignore[arg-type]
+            log_dir=False if log_dir is False else log_dir,
+            record=record,
+        )
+        if backend in ("openai", "anthropic"):
+            make_lm(backend, self.config.backend_kwargs)  # fail now, in one line, if the key is missing
+        self._active: RunTree | None = None
+        self._active_run: RunParts | None = None
+        self._lock = threading.Lock()
+
+    # -- running -------------------------------------------------------------------------
+    def _begin(
+        self,
+        context: Any,
+        root_prompt: str | None,
+        namespace: MutableMapping[str, Any] | None,
+        executor: Executor | None,
+        subscribers: tuple[Callable[[Event], None], ...],
+    ) -> tuple[RunParts, list[Event], TrajectoryWriter | None]:
+        bus = EventBus()
+        events: list[Event] = []
+        bus.subscribe(lambda e: None if isinstance(e, RootToken) else events.append(e))
+        run_id = new_run_id()
+        writer = None
+        if self.config.log_dir is not False:
+            writer = TrajectoryWriter.in_dir(self.config.log_dir or default_log_dir(), run_id)
+            bus.subscribe(writer)
+        for fn in subscribers:
+            bus.subscribe(fn)
+        tree = RunTree(self.config, bus)
+        if executor is None:
+            executor = LocalExecutor(namespace if namespace is not None else {}, tag=run_id)
+        try:
+            parts = prepare(tree, self.config, context, root_prompt, executor=executor, run_id=run_id)
+        except BaseException:
+            tree.close()
+            if writer:
+                writer.close()
+            raise
+        with self._lock:
+            self._active, self._active_run = tree, parts
+        return parts, events, writer
+
+    def _end(
+        self,
+        parts: RunParts,
+        finish: Finish,
+        events: list[Event],
+        writer: TrajectoryWriter | None,
+        started: float,
+    ) -> RLMResult:
+        with self._lock:
+            self._active = self._active_run = None
+        parts.scaffold.close()
+        parts.tree.close()
+        if writer:
+            writer.close()
+        return RLMResult(
+            response=finish.response,
+            error=finish.error,
+            iterations=parts.run.turns,
+            usage=summarize(events),
+            trajectory=events,
+            log_path=writer.path if writer else None,
+            execution_time=time.perf_counter() - started,
+            run_id=parts.run.run_id,
+        )
+
+    def completion(
+        self,
+        context: Any,
+        root_prompt: str | None = None,
+        *,
+        namespace: MutableMapping[str, Any] | None = None,
+        executor: Executor | None = None,
+        subscribers: tuple[Callable[[Event], None], ...] = (),
+    ) -> RLMResult:
+        """Run the RLM over ``context`` (any Python object, held by reference) to answer ``root_prompt``.
+
+        ``namespace`` lets the root's code run in a dict of yours (the variables it makes stay
+        there); ``subscribers`` receive every event as it happens.
+        """
+        started = time.perf_counter()
+        parts, events, writer = self._begin(context, root_prompt, namespace, executor, subscribers)
+        finish = drive(parts)
+        return self._end(parts, finish, events, writer, started)
+
+    async def acompletion(
+        self,
+        context: Any,
+        root_prompt: str | None = None,
+        *,
+        namespace: MutableMapping[str, Any] | None = None,
+        subscribers: tuple[Callable[[Event], None], ...] = (),
+    ) -> RLMResult:
+        """The async twin of :meth:`completion`: LM calls are awaited and code runs in a worker thread."""
+        started = time.perf_counter()
+        parts, events, writer = self._begin(context, root_prompt, namespace, None, subscribers)
+        finish = await adrive(parts)
+        return self._end(parts, finish, events, writer, started)
+
+    # -- steering a run from another thread -------------------------------------------------
+    def cancel(self) -> None:
+        """Stop the active run: every call in flight is cancelled; the partial result is returned."""
+        with self._lock:
+            tree = self._active
+        if tree is not None:
+            tree.cancel()
+
+    def hint(self, text: str) -> None:
+        """Add guidance to the root's next turn of the active run."""
+        with self._lock:
+            parts = self._active_run
+        if parts is not None:
+            parts.run.hint(text)

@@ -1,0 +1,295 @@
+"""Sub-calls: one asyncio loop on a background thread that every LM call of a run tree goes through.
+
+``llm_query`` and friends are plain blocking functions for the REPL's code, but
+they submit coroutines to this loop, so a batch of 64 prompts is 64 concurrent
+requests (bounded by ``max_concurrency``), and the calling thread (the kernel's
+main thread, say) only waits. Cancelling the pool cancels every call in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import itertools
+import threading
+import time
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, TypeVar
+
+from .budget import Budget
+from .errors import RLMError, RunCancelled
+from .events import Event, SubcallFinished, SubcallStarted
+from .lm.base import LMClient, estimate_tokens
+from .usage import cost_of
+
+__all__ = ["SubcallPool", "Subcalls", "ERROR_PREFIX"]
+
+T = TypeVar("T")
+ERROR_PREFIX = "[llm_query error]"
+_ids = itertools.count(1)
+POLL_S = 0.05
+
+
+class SubcallPool:
+    """An event loop in a daemon thread, a concurrency bound, and a cancel switch for the tree."""
+
+    def __init__(self, max_concurrency: int = 32) -> None:
+        self.max_concurrency = max_concurrency
+        self.cancelled = threading.Event()
+        self._futures: set[concurrent.futures.Future[Any]] = set()
+        self._lock = threading.Lock()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="rlm-subcalls", daemon=True)
+        self._thread.start()
+        self._semaphore = asyncio.Semaphore(max_concurrency)
+
+    async def _bounded(self, coro: Coroutine[Any, Any, T]) -> T:
+        async with self._semaphore:
+            return await coro
+
+    def submit(self, coro: Coroutine[Any, Any, T], *, bounded: bool = True) -> concurrent.futures.Future[T]:
+        if self.cancelled.is_set():
+            coro.close()
+            raise RunCancelled()
+        future = asyncio.run_coroutine_threadsafe(self._bounded(coro) if bounded else coro, self._loop)
+        with self._lock:
+            self._futures.add(future)
+        future.add_done_callback(self._forget)
+        return future
+
+    def _forget(self, future: concurrent.futures.Future[Any]) -> None:
+        with self._lock:
+            self._futures.discard(future)
+
+    def wait(self, future: concurrent.futures.Future[T], budget: Budget | None = None) -> T:
+        """Block until ``future`` is done; raise RunCancelled if the tree is cancelled or runs out of
+        time. Polls, so a KeyboardInterrupt in this thread is seen at once."""
+        while True:
+            try:
+                return future.result(timeout=POLL_S)
+            except concurrent.futures.TimeoutError:
+                pass
+            except concurrent.futures.CancelledError:
+                raise RunCancelled() from None
+            if self.cancelled.is_set():
+                future.cancel()
+                raise RunCancelled()
+            if (
+                budget is not None
+                and (error := budget.exceeded()) is not None
+                and budget.time_left() is not None
+            ):
+                if budget.time_left() <= 0:  # only time ends a call in flight; money and tokens stop new ones
+                    future.cancel()
+                    raise error
+
+    def run(self, coro: Coroutine[Any, Any, T], budget: Budget | None = None) -> T:
+        return self.wait(self.submit(coro, bounded=False), budget)
+
+    def cancel_all(self) -> None:
+        """Stop every call in flight and refuse new ones."""
+        self.cancelled.set()
+        with self._lock:
+            futures = list(self._futures)
+        for future in futures:
+            future.cancel()
+
+    @property
+    def in_flight(self) -> int:
+        with self._lock:
+            return len(self._futures)
+
+    def close(self) -> None:
+        self.cancel_all()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=2)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+
+SpawnChild = Callable[[str, Any, str], str]
+
+
+class Subcalls:
+    """The ``llm_query`` family for one run: where calls go and how they are recorded."""
+
+    def __init__(
+        self,
+        *,
+        pool: SubcallPool,
+        budget: Budget,
+        emit: Callable[[Event], None],
+        lm_for: Callable[[str | None], LMClient],
+        run_id: str,
+        parent_id: str | None,
+        depth: int,
+        spawn_child: SpawnChild | None = None,
+    ) -> None:
+        self.pool = pool
+        self.budget = budget
+        self.emit = emit
+        self.lm_for = lm_for
+        self.run_id = run_id
+        self.parent_id = parent_id
+        self.depth = depth
+        self.spawn_child = spawn_child
+        self.step: int | None = None
+
+    def _ids(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "parent_id": self.parent_id, "depth": self.depth}
+
+    async def _call(self, prompt: Any, lm: LMClient, batch_id: str | None, batch_size: int) -> str:
+        text = prompt if isinstance(prompt, str) else str(prompt)
+        call_id = f"c{next(_ids)}"
+        step = self.step
+        self.emit(
+            SubcallStarted(
+                **self._ids(),
+                call_id=call_id,
+                step=step,
+                model=lm.model_name,
+                prompt_preview=text[:200],
+                prompt_chars=len(text),
+                batch_id=batch_id,
+                batch_size=batch_size,
+            )
+        )
+        started = time.perf_counter()
+        finished = {"call_id": call_id, "step": step, "model": lm.model_name, "batch_id": batch_id}
+        try:
+            self.budget.check()
+            window = lm.context_window
+            if window is not None and (need := estimate_tokens(text)) > window:
+                raise RLMError(
+                    f"prompt of about {need:,} tokens does not fit {lm.model_name}'s window of {window:,} "
+                    f"tokens; split it into smaller pieces"
+                )
+            completion = await lm.complete([{"role": "user", "content": text}])
+        except asyncio.CancelledError:
+            self.emit(
+                SubcallFinished(
+                    **self._ids(),
+                    **finished,
+                    error="cancelled",
+                    latency_s=time.perf_counter() - started,
+                    cost=0.0,
+                )
+            )
+            raise
+        except RLMError as exc:
+            self.emit(
+                SubcallFinished(
+                    **self._ids(),
+                    **finished,
+                    error=str(exc),
+                    latency_s=time.perf_counter() - started,
+                    cost=0.0,
+                )
+            )
+            return f"{ERROR_PREFIX} {exc}"
+        cost = cost_of(
+            completion.model or lm.model_name,
+            completion.input_tokens,
+            completion.output_tokens,
+            completion.cached_tokens,
+        )
+        self.emit(
+            SubcallFinished(
+                **self._ids(),
+                **finished,
+                input_tokens=completion.input_tokens,
+                output_tokens=completion.output_tokens,
+                cached_tokens=completion.cached_tokens,
+                latency_s=completion.latency_s or time.perf_counter() - started,
+                cost=cost,
+                response_preview=completion.text[:200],
+            )
+        )
+        return completion.text
+
+    def _gather(self, futures: Sequence[concurrent.futures.Future[str]]) -> list[str]:
+        try:
+            return [self.pool.wait(f, self.budget) for f in futures]
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+
+    # -- the REPL functions --------------------------------------------------------
+    def llm_query(self, prompt: str, model: str | None = None) -> str:
+        """Ask the sub-model one prompt; returns its reply (or a string starting with [llm_query error])."""
+        return self._gather([self.pool.submit(self._call(prompt, self.lm_for(model), None, 1))])[0]
+
+    def llm_query_batched(self, prompts: Sequence[str], model: str | None = None) -> list[str]:
+        """Ask many prompts at once, concurrently; replies come back in the prompts' order."""
+        prompts = list(prompts)
+        lm = self.lm_for(model)
+        batch_id = f"b{next(_ids)}"
+        return self._gather([self.pool.submit(self._call(p, lm, batch_id, len(prompts))) for p in prompts])
+
+    def rlm_query(self, prompt: str, context: Any = None) -> str:
+        """Hand a sub-task to a child run with its own REPL (a plain llm_query at max depth)."""
+        return self.rlm_query_batched([prompt], None if context is None else [context])[0]
+
+    def rlm_query_batched(self, prompts: Sequence[str], contexts: Sequence[Any] | None = None) -> list[str]:
+        prompts = list(prompts)
+        if self.spawn_child is None:
+            if contexts is not None:
+                prompts = [f"{p}\n\n{c}" for p, c in zip(prompts, contexts, strict=True)]
+            return self.llm_query_batched(prompts)
+        contexts = list(contexts) if contexts is not None else [None] * len(prompts)
+        spawn = self.spawn_child
+        if len(prompts) == 1:
+            return [self._child(spawn, prompts[0], contexts[0])]
+        workers = min(len(prompts), self.pool.max_concurrency)
+        with concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="rlm-child") as threads:
+            futures = [
+                threads.submit(self._child, spawn, p, c) for p, c in zip(prompts, contexts, strict=True)
+            ]
+            try:
+                return [self._wait_thread(f) for f in futures]
+            except BaseException:
+                self.pool.cancel_all()
+                raise
+
+    def _wait_thread(self, future: concurrent.futures.Future[str]) -> str:
+        while True:
+            try:
+                return future.result(timeout=POLL_S)
+            except concurrent.futures.TimeoutError:
+                if self.pool.cancelled.is_set():
+                    raise RunCancelled() from None
+
+    def _child(self, spawn: SpawnChild, prompt: str, context: Any) -> str:
+        call_id = f"c{next(_ids)}"
+        self.emit(
+            SubcallStarted(
+                **self._ids(),
+                call_id=call_id,
+                step=self.step,
+                model="rlm",
+                prompt_preview=str(prompt)[:200],
+                prompt_chars=len(str(prompt)),
+                call_kind="rlm",
+            )
+        )
+        started = time.perf_counter()
+        error = None
+        try:
+            reply = spawn(prompt, context, call_id)
+        except RLMError as exc:
+            error = str(exc)
+            reply = f"[rlm_query error] {exc}"
+        self.emit(
+            SubcallFinished(
+                **self._ids(),
+                call_id=call_id,
+                step=self.step,
+                model="rlm",
+                error=error,
+                latency_s=time.perf_counter() - started,
+                response_preview=reply[:200],
+                call_kind="rlm",
+            )
+        )
+        return reply
