@@ -65,7 +65,9 @@ class RunTree:
         return self._make("sub", model)
 
     def cancel(self) -> None:
+        """Cancel every call in flight and wait (briefly) for them to record their end."""
         self.pool.cancel_all()
+        self.pool.drain()
 
     @property
     def cancelled(self) -> bool:
@@ -194,6 +196,8 @@ def drive(parts: RunParts) -> Finish:
             tree.cancel()
             action = run.abort(RunCancelled("interrupted"))
         except RLMError as exc:
+            if run.depth == 0:
+                tree.pool.drain()  # let cancelled calls record their end before the run's
             action = run.abort(exc)
     return action
 
@@ -222,5 +226,7 @@ async def adrive(parts: RunParts) -> Finish:
             tree.cancel()
             action = run.abort(RunCancelled("interrupted"))
         except RLMError as exc:
+            if run.depth == 0:
+                tree.pool.drain()  # let cancelled calls record their end before the run's
             action = run.abort(exc)
     return action

@@ -117,7 +117,8 @@ class RLMRun:
         self.depth = config.depth
         self.state = "new"
         self.messages: list[Message] = []
-        self.turns = 0
+        self.turns = 0  # root requests made
+        self.iterations = 0  # root replies received
         self.steps = 0
         self.response: str | None = None
         self.error: str | None = None
@@ -167,7 +168,7 @@ class RLMRun:
                 **self._ids(),
                 response=response,
                 error=error,
-                iterations=self.turns,
+                iterations=self.iterations,
                 elapsed_s=time.perf_counter() - self.started,
             )
         )
@@ -208,6 +209,7 @@ class RLMRun:
     def receive_reply(self, completion: Completion) -> Action:
         self._expect("asking")
         text = completion.text
+        self.iterations += 1
         self.messages.append({"role": "assistant", "content": text})
         self.emit(
             RootReply(
@@ -229,15 +231,11 @@ class RLMRun:
         )
         directive = find_final(text) if self._text_final else None
         if self._final_turn:
-            content = text.strip()
-            if directive is not None:
-                content = resolve_final(directive, {})[0] or content
-            self.emit(AnswerSet(**self._ids(), content=content, source="final_turn"))
-            return self._finish(
-                content,
-                f"max_iterations ({self.config.max_iterations}) reached; the response "
-                f"is the root's last answer, given without running more code.",
-            )
+            if directive is not None and directive.kind == "FINAL_VAR":
+                self._pending = _Pending([], directive)
+                self.state = "resolving"
+                return ResolveFinal(directive)
+            return self._last_word(resolve_final(directive, {})[0] if directive else None, text)
         blocks = code_blocks(text)
         if not blocks and directive is None:
             return self._next_turn(prompts.NO_CODE_NUDGE)
@@ -304,9 +302,21 @@ class RLMRun:
         pending.failed = result.error is not None
         return self._advance()
 
+    def _last_word(self, content: str | None, reply: str) -> Finish:
+        """The answer given on the extra turn after the iteration limit; the run still reports why."""
+        content = content if content is not None else reply.strip()
+        self.emit(AnswerSet(**self._ids(), content=content, source="final_turn"))
+        return self._finish(
+            content,
+            f"max_iterations ({self.config.max_iterations}) reached; the response is the root's last "
+            f"answer, given without running more code.",
+        )
+
     def receive_final(self, content: str | None, problem: str | None) -> Action:
         self._expect("resolving")
         assert self._pending is not None
+        if self._final_turn:
+            return self._last_word(content, self.messages[-1]["content"])
         if content is not None:
             kind = self._pending.directive.kind if self._pending.directive else "FINAL"
             return self._answer(content, kind)

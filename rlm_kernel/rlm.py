@@ -145,7 +145,7 @@ class RLM:
         return RLMResult(
             response=finish.response,
             error=finish.error,
-            iterations=parts.run.turns,
+            iterations=parts.run.iterations,
             usage=summarize(events),
             trajectory=events,
             log_path=writer.path if writer else None,

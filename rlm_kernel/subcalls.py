@@ -42,16 +42,27 @@ class SubcallPool:
         self._thread = threading.Thread(target=self._loop.run_forever, name="rlm-subcalls", daemon=True)
         self._thread.start()
         self._semaphore = asyncio.Semaphore(max_concurrency)
+        self._running = 0
+        self._idle = threading.Condition()
 
-    async def _bounded(self, coro: Coroutine[Any, Any, T]) -> T:
-        async with self._semaphore:
-            return await coro
+    async def _tracked(self, coro: Coroutine[Any, Any, T], bounded: bool) -> T:
+        with self._idle:
+            self._running += 1
+        try:
+            if not bounded:
+                return await coro
+            async with self._semaphore:
+                return await coro
+        finally:
+            with self._idle:
+                self._running -= 1
+                self._idle.notify_all()
 
     def submit(self, coro: Coroutine[Any, Any, T], *, bounded: bool = True) -> concurrent.futures.Future[T]:
         if self.cancelled.is_set():
             coro.close()
             raise RunCancelled()
-        future = asyncio.run_coroutine_threadsafe(self._bounded(coro) if bounded else coro, self._loop)
+        future = asyncio.run_coroutine_threadsafe(self._tracked(coro, bounded), self._loop)
         with self._lock:
             self._futures.add(future)
         future.add_done_callback(self._forget)
@@ -94,13 +105,20 @@ class SubcallPool:
         for future in futures:
             future.cancel()
 
+    def drain(self, timeout: float = 1.0) -> bool:
+        """Wait until every submitted coroutine has ended (cancelled ones included), so their last
+        events are emitted before the run's end."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._running == 0, timeout)
+
     @property
     def in_flight(self) -> int:
-        with self._lock:
-            return len(self._futures)
+        with self._idle:
+            return self._running
 
     def close(self) -> None:
         self.cancel_all()
+        self.drain()
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=2)
         if not self._thread.is_alive():

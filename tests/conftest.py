@@ -18,6 +18,6 @@ from scripted_server import ScriptedServer  # noqa: E402
 
 @pytest.fixture
 def scripted_server() -> Iterator[ScriptedServer]:
-    """A started :class:`ScriptedServer` that echoes the last user message; set ``.responder`` to script it."""
+    """A started :class:`ScriptedServer` that echoes the last user message; set ``.responder``."""
     with ScriptedServer() as server:
         yield server

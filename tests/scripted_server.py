@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import re
@@ -37,7 +38,7 @@ from typing import Any, Literal
 
 from aiohttp import web
 
-__all__ = ["Reply", "Request", "Responder", "ScriptedServer", "Script", "sequence", "echo"]
+__all__ = ["Reply", "Request", "Responder", "Script", "ScriptedServer", "echo", "sequence"]
 
 Api = Literal["openai", "anthropic"]
 
@@ -94,6 +95,7 @@ class Request:
         return "\n".join(m["content"] for m in self.messages)
 
 
+# A responder runs on the server's event loop, so it must not block: latency belongs in Reply.delay.
 Responder = Callable[[Request], "Reply | str"]
 
 
@@ -111,8 +113,9 @@ def _with_latency(reply: Reply, latency: float) -> Reply:
 
 
 class Script:
-    """A responder: root requests (those with a system message) get `root` replies in order; the rest go to `sub`.
+    """A responder: root requests (those with a system message) get `root` replies in order.
 
+    The rest (sub-calls) go to `sub`, a responder or a fixed reply.
     Running out of root replies answers HTTP 500, so a test whose engine asks the
     root more often than scripted fails loudly instead of hanging.
     """
@@ -329,7 +332,8 @@ class ScriptedServer:
         self.port = self._runner.addresses[0][1]
 
     async def _shutdown(self) -> None:
-        assert self._closing is not None and self._runner is not None
+        assert self._closing is not None
+        assert self._runner is not None
         self._closing.set()
         await self._runner.cleanup()
 
@@ -337,10 +341,8 @@ class ScriptedServer:
         """Sleep, but wake early when the server is stopping."""
         assert self._closing is not None
         if seconds > 0:
-            try:
+            with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._closing.wait(), seconds)
-            except asyncio.TimeoutError:
-                pass
 
     # -- handlers
 
@@ -372,8 +374,10 @@ class ScriptedServer:
         try:
             try:
                 body = await http.json()
-            except ValueError as e:
-                return web.json_response(_error_body(api, 400, f"request body is not JSON: {e}"), status=400)
+            except ValueError:
+                body = None
+            if not isinstance(body, dict):
+                return web.json_response(_error_body(api, 400, "the body must be a JSON object"), status=400)
             request = Request(
                 api=api,
                 model=str(body.get("model", "")),
@@ -392,11 +396,16 @@ class ScriptedServer:
                 return web.Response(status=503, text="server stopping")
             if reply.status != 200:
                 return web.json_response(
-                    _error_body(api, reply.status, reply.error_message), status=reply.status, headers=reply.headers
+                    _error_body(api, reply.status, reply.error_message),
+                    status=reply.status,
+                    headers=reply.headers,
                 )
-            input_tokens = reply.input_tokens if reply.input_tokens is not None else len(request.text) // 4 + 1
-            output_tokens = reply.output_tokens if reply.output_tokens is not None else len(reply.text) // 4 + 1
-            usage = (input_tokens, output_tokens, reply.cached_tokens)
+            estimate = (len(request.text) // 4 + 1, len(reply.text) // 4 + 1)
+            usage = (
+                estimate[0] if reply.input_tokens is None else reply.input_tokens,
+                estimate[1] if reply.output_tokens is None else reply.output_tokens,
+                reply.cached_tokens,
+            )
             if request.stream:
                 return await self._stream(http, request, reply, usage)
             if api == "openai":
@@ -506,7 +515,11 @@ class ScriptedServer:
         yield _sse(block, "content_block_start"), False
         yield _sse({"type": "ping"}, "ping"), False
         for piece in _chunks(reply.text):
-            delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}
+            delta = {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": piece},
+            }
             yield _sse(delta, "content_block_delta"), True
         yield _sse({"type": "content_block_stop", "index": 0}, "content_block_stop"), False
         end = {
@@ -536,7 +549,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply starts")
-    parser.add_argument("--script", help="a Python file defining `responder`; default: echo the last user message")
+    parser.add_argument("--script", help="a file defining `responder` (default: echo)")
     args = parser.parse_args(argv)
 
     base = _load_responder(args.script) if args.script else echo

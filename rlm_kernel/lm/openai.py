@@ -78,7 +78,9 @@ class OpenAILM:
         self._api_key = key
         self.max_retries = max_retries
         self.timeout = timeout
-        self.context_window = context_window if context_window is not None else known_context_window(model_name)
+        self.context_window = (
+            context_window if context_window is not None else known_context_window(model_name)
+        )
         self.temperature = temperature
         self.extra_body = dict(extra_body or {})
         self._client_kwargs = client_kwargs
@@ -94,12 +96,15 @@ class OpenAILM:
         if self._client is None or self._client_loop is not loop:
             import openai
 
+            # A plain httpx2 client, not the SDK's default wrapper: when a client from a finished loop is
+            # dropped, the wrapper's __del__ would try to close its sockets on the new loop and log errors.
+            kwargs = {"http_client": openai.DefaultAsyncHttpxClient(), **self._client_kwargs}
             self._client = openai.AsyncOpenAI(
                 api_key=self._api_key,
                 base_url=self.base_url,
                 max_retries=self.max_retries,
                 timeout=self.timeout,
-                **self._client_kwargs,
+                **kwargs,
             )
             self._client_loop = loop
         return self._client
@@ -175,8 +180,10 @@ class OpenAILM:
 
     async def aclose(self) -> None:
         """Close the connections; a later call opens new ones."""
-        client, self._client, self._client_loop = self._client, None, None
-        if client is not None:
+        client, loop = self._client, self._client_loop
+        self._client, self._client_loop = None, None
+        # Connections made on another (finished) loop cannot be closed from this one; they go with it.
+        if client is not None and loop is asyncio.get_running_loop():
             await client.close()
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -81,7 +81,7 @@ def test_plain_completion_reports_text_and_usage(kind: str, scripted_server: Scr
     assert result.latency_s > 0
     assert result.extra["response_model"] == MODEL
     (request,) = scripted_server.requests
-    assert request.api == kind and request.model == MODEL and not request.stream
+    assert (request.api, request.model, request.stream) == (kind, MODEL, False)
     assert request.last_user == "What is six times seven?"
 
 
@@ -105,7 +105,9 @@ def test_streamed_deltas_arrive_in_order_as_they_are_sent(kind: str, scripted_se
     seen: list[tuple[float, str]] = []
 
     result = complete(
-        make_lm(kind, scripted_server), ask("Greek?"), on_token=lambda t: seen.append((time.perf_counter(), t))
+        make_lm(kind, scripted_server),
+        ask("Greek?"),
+        on_token=lambda t: seen.append((time.perf_counter(), t)),
     )
 
     deltas = [delta for _, delta in seen]
@@ -143,12 +145,14 @@ def test_openai_request_carries_no_private_keys(scripted_server: ScriptedServer)
     assert request.body["temperature"] == 0.3
     assert request.body["top_k"] == 5
     # A local server (custom base URL) gets the classic `max_tokens`.
-    assert request.body["max_tokens"] == 77 and "max_completion_tokens" not in request.body
+    assert request.body["max_tokens"] == 77
+    assert "max_completion_tokens" not in request.body
     assert request.headers["authorization"] == "Bearer test-key"
-    assert request.system == "SYSTEM" and request.is_root
+    assert request.system == "SYSTEM"
+    assert request.is_root
 
 
-def test_anthropic_request_puts_system_first_and_marks_cache_breakpoints(scripted_server: ScriptedServer) -> None:
+def test_anthropic_request_puts_system_first_and_marks_breakpoints(scripted_server: ScriptedServer) -> None:
     lm = make_lm("anthropic", scripted_server, temperature=0.2)
     messages: list[Message] = [
         {"role": "system", "content": "SYSTEM", "cache": True},
@@ -168,14 +172,17 @@ def test_anthropic_request_puts_system_first_and_marks_cache_breakpoints(scripte
     ]
     assert request.body["temperature"] == 0.2
     assert request.body["max_tokens"] == 4096
-    assert request.headers["x-api-key"] == "test-key"
+    assert request.headers["authorization"] == "Bearer test-key"  # anthropic 2.x sends no x-api-key
     assert "anthropic-version" in request.headers
-    assert request.messages[0] == {"role": "system", "content": "SYSTEM"} and request.is_root
+    assert request.messages[0] == {"role": "system", "content": "SYSTEM"}
+    assert request.is_root
 
 
 def test_anthropic_keeps_only_the_last_four_cache_breakpoints() -> None:
     messages: list[Message] = [{"role": "system", "content": "S", "cache": True}]
-    messages += [{"role": "user" if i % 2 else "assistant", "content": f"m{i}", "cache": True} for i in range(1, 6)]
+    messages += [
+        {"role": "user" if i % 2 else "assistant", "content": f"m{i}", "cache": True} for i in range(1, 6)
+    ]
 
     system, turns = to_anthropic(messages)
 
@@ -195,7 +202,7 @@ def test_sdk_retries_a_500_with_its_own_backoff(kind: str, scripted_server: Scri
     result = complete(make_lm(kind, scripted_server, max_retries=2), ask("again?"))
 
     assert result.text == "recovered"
-    first, second = scripted_server.requests
+    _, second = scripted_server.requests
     assert second.headers["x-stainless-retry-count"] == "1"
     assert time.perf_counter() - started >= 0.3  # the SDK's backoff: 0.5 s less up to 25% jitter
 
@@ -235,7 +242,7 @@ def test_hanging_reply_times_out_quickly(kind: str, stream: bool, scripted_serve
         complete(lm, ask("hello?"), on_token=(lambda t: None) if stream else None)
 
     assert time.perf_counter() - started < 2.0
-    assert caught.value.provider == PROVIDER_NAMES[kind] and caught.value.status is None
+    assert (caught.value.provider, caught.value.status) == (PROVIDER_NAMES[kind], None)
     started = time.perf_counter()
     scripted_server.stop()  # the hanging handler must not hold the server up
     assert time.perf_counter() - started < 1.5
@@ -281,7 +288,11 @@ def test_unreachable_server_is_a_provider_error(kind: str) -> None:
     ],
 )
 def test_missing_key_names_the_variable(
-    cls: type[OpenAILM | AnthropicLM], key_var: str, url_var: str, official: str, monkeypatch: pytest.MonkeyPatch
+    cls: type[OpenAILM | AnthropicLM],
+    key_var: str,
+    url_var: str,
+    official: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(key_var, raising=False)
     monkeypatch.delenv(url_var, raising=False)
@@ -294,7 +305,9 @@ def test_missing_key_names_the_variable(
     assert cls("some-model")._api_key == "from-env"
 
 
-@pytest.mark.parametrize(("kind", "url_var"), [("openai", "OPENAI_BASE_URL"), ("anthropic", "ANTHROPIC_BASE_URL")])
+@pytest.mark.parametrize(
+    ("kind", "url_var"), [("openai", "OPENAI_BASE_URL"), ("anthropic", "ANTHROPIC_BASE_URL")]
+)
 def test_base_url_from_the_environment_needs_no_key(
     kind: str, url_var: str, scripted_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -311,8 +324,7 @@ def test_base_url_from_the_environment_needs_no_key(
     assert complete(lm, ask("echo me")).text == "echo me"
     (request,) = scripted_server.requests
     assert request.model == "local-model"
-    auth = request.headers["authorization"] if kind == "openai" else request.headers["x-api-key"]
-    assert "not-needed" in auth
+    assert request.headers["authorization"] == "Bearer not-needed"
 
 
 def test_context_window_from_argument_or_table() -> None:
@@ -347,12 +359,14 @@ def test_sixty_four_concurrent_calls_overlap(kind: str, scripted_server: Scripte
 
 
 @pytest.mark.parametrize("kind", BACKENDS)
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
 def test_one_client_serves_successive_event_loops(kind: str, scripted_server: ScriptedServer) -> None:
     """Sync wrappers run each call on a new loop; the backend must not reuse a dead loop's connections."""
     lm = make_lm(kind, scripted_server)
     assert asyncio.run(lm.complete(ask("one"))).text == "one"
     assert asyncio.run(lm.complete(ask("two"))).text == "two"
     asyncio.run(lm.aclose())
+    gc.collect()  # the first loop's unclosed sockets are let go here, under this test's warning filter
 
 
 # ---------------------------------------------------------------- the scripted server itself
@@ -398,20 +412,16 @@ def test_command_line_server_runs_a_script_until_sigterm(tmp_path: Path) -> None
         "    return Reply(text='scripted: ' + request.last_user, output_tokens=3)\n"
     )
     server_py = Path(__file__).resolve().parents[1] / "scripted_server.py"
-    process = subprocess.Popen(
-        [sys.executable, str(server_py), "--latency", "0.05", "--script", str(script)],
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        assert process.stdout is not None
-        ready = process.stdout.readline().split()
-        assert ready[0] == "READY", ready
-        lm = OpenAILM(MODEL, base_url=ready[1] + "/v1", api_key="k")
-        result = complete(lm, [{"role": "user", "content": "hi"}])
-        assert (result.text, result.output_tokens) == ("scripted: hi", 3)
-        assert result.latency_s >= 0.05
-    finally:
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=10) == 0
+    command = [sys.executable, str(server_py), "--latency", "0.05", "--script", str(script)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
+        try:
+            assert process.stdout is not None
+            ready = process.stdout.readline().split()
+            assert ready[0] == "READY", ready
+            lm = OpenAILM(MODEL, base_url=ready[1] + "/v1", api_key="k")
+            result = complete(lm, [{"role": "user", "content": "hi"}])
+            assert (result.text, result.output_tokens) == ("scripted: hi", 3)
+            assert result.latency_s >= 0.05
+        finally:
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=10) == 0
