@@ -118,7 +118,9 @@ class AnthropicLM:
 
             # A plain httpx2 client, not the SDK's default wrapper: when a client from a finished loop is
             # dropped, the wrapper's __del__ would try to close its sockets on the new loop and log errors.
-            kwargs = {"http_client": anthropic.DefaultAsyncHttpxClient(), **self._client_kwargs}
+            kwargs = dict(self._client_kwargs)
+            if "http_client" not in kwargs:
+                kwargs["http_client"] = anthropic.DefaultAsyncHttpxClient()
             self._client = anthropic.AsyncAnthropic(
                 api_key=self._api_key,
                 base_url=self.base_url,

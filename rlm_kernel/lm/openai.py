@@ -98,7 +98,9 @@ class OpenAILM:
 
             # A plain httpx2 client, not the SDK's default wrapper: when a client from a finished loop is
             # dropped, the wrapper's __del__ would try to close its sockets on the new loop and log errors.
-            kwargs = {"http_client": openai.DefaultAsyncHttpxClient(), **self._client_kwargs}
+            kwargs = dict(self._client_kwargs)
+            if "http_client" not in kwargs:
+                kwargs["http_client"] = openai.DefaultAsyncHttpxClient()
             self._client = openai.AsyncOpenAI(
                 api_key=self._api_key,
                 base_url=self.base_url,
