@@ -8,6 +8,7 @@ import os
 import signal
 import threading
 import time
+from itertools import pairwise
 
 import pytest
 from scripted_server import Reply, Script
@@ -24,11 +25,19 @@ CONTEXT = ("lorem ipsum dolor sit amet. " * 4000) + f"The magic word is {NEEDLE}
 
 def make_rlm(server, api="openai", tmp_path=None, **kw):
     if api == "openai":
-        backend_kwargs = {"model_name": "gpt-4o-mini", "base_url": server.openai_base_url, "api_key": KEY,
-                          "max_retries": 0}
+        backend_kwargs = {
+            "model_name": "gpt-4o-mini",
+            "base_url": server.openai_base_url,
+            "api_key": KEY,
+            "max_retries": 0,
+        }
     else:
-        backend_kwargs = {"model_name": "claude-haiku-4-5", "base_url": server.anthropic_base_url,
-                          "api_key": KEY, "max_retries": 0}
+        backend_kwargs = {
+            "model_name": "claude-haiku-4-5",
+            "base_url": server.anthropic_base_url,
+            "api_key": KEY,
+            "max_retries": 0,
+        }
     backend_kwargs.update(kw.pop("backend_kwargs", {}))
     kw.setdefault("log_dir", tmp_path if tmp_path is not None else False)
     return RLM(api, backend_kwargs, **kw)
@@ -40,11 +49,18 @@ def repl(code: str) -> str:
 
 @pytest.mark.parametrize("api", ["openai", "anthropic"])
 def test_answer_dict_protocol(scripted_server, tmp_path, api):
-    scripted_server.responder = Script(root=[
-        repl("idx = context.find('magic word')\nprint(context[idx:idx+40])"),
-        repl("word = context[idx:idx+40].split()[3].rstrip('.')\nanswer['content'] = word\nanswer['ready'] = True"),
-    ])
-    result = make_rlm(scripted_server, api, tmp_path).completion(CONTEXT, root_prompt="What is the magic word?")
+    scripted_server.responder = Script(
+        root=[
+            repl("idx = context.find('magic word')\nprint(context[idx:idx+40])"),
+            repl(
+                "word = context[idx:idx+40].split()[3].rstrip('.')\n"
+                "answer['content'] = word\nanswer['ready'] = True"
+            ),
+        ]
+    )
+    result = make_rlm(scripted_server, api, tmp_path).completion(
+        CONTEXT, root_prompt="What is the magic word?"
+    )
     assert result.response == NEEDLE and result.error is None
     assert result.iterations == 2
     second_root_request = [r for r in scripted_server.requests if r.is_root][1]
@@ -56,9 +72,11 @@ def test_answer_dict_protocol(scripted_server, tmp_path, api):
 
 @pytest.mark.parametrize("api", ["openai", "anthropic"])
 def test_final_text_protocol_and_misuse(scripted_server, api):
-    scripted_server.responder = Script(root=[
-        repl("found = context.count('lorem')") + "\nFINAL(found)",  # FINAL(variable) means its value
-    ])
+    scripted_server.responder = Script(
+        root=[
+            repl("found = context.count('lorem')") + "\nFINAL(found)",  # FINAL(variable) means its value
+        ]
+    )
     result = make_rlm(scripted_server, api).completion(CONTEXT, root_prompt="How many lorems?")
     assert result.response == "4000"
 
@@ -103,9 +121,11 @@ def test_a_failed_prompt_yields_an_error_string_and_the_batch_goes_on(scripted_s
         return Reply(status=400, error_message="bad prompt") if "bad" in req.last_user else "fine"
 
     scripted_server.responder = Script(
-        root=[repl("out = llm_query_batched(['good', 'bad', 'good'])\nprint(out)"), repl("FINAL('x')")], sub=sub)
+        root=[repl("out = llm_query_batched(['good', 'bad', 'good'])\nprint(out)"), repl("FINAL('x')")],
+        sub=sub,
+    )
     result = make_rlm(scripted_server).completion("x")
-    step_output = [e for e in result.trajectory if e.kind == "step_finished"][0].output
+    step_output = next(e for e in result.trajectory if e.kind == "step_finished").output
     assert step_output.count("'fine'") == 2 and ERROR_PREFIX in step_output and "bad prompt" in step_output
 
 
@@ -113,7 +133,7 @@ def test_sub_prompt_larger_than_the_window_returns_a_clear_error(scripted_server
     scripted_server.responder = Script(root=[repl("r = llm_query(context)\nprint(r)"), repl("FINAL(1)")])
     rlm = make_rlm(scripted_server, backend_kwargs={"context_window": 1000})
     result = rlm.completion(CONTEXT)
-    output = [e for e in result.trajectory if e.kind == "step_finished"][0].output
+    output = next(e for e in result.trajectory if e.kind == "step_finished").output
     assert "does not fit gpt-4o-mini's window of 1,000 tokens" in output
     assert not any(not r.is_root for r in scripted_server.requests)  # never sent
 
@@ -172,10 +192,13 @@ def test_long_output_is_truncated_with_a_marker(scripted_server):
 
 
 def test_reserved_names_are_restored(scripted_server):
-    scripted_server.responder = Script(root=[
-        repl("llm_query = 'oops'\ncontext = None"),
-        repl("FINAL(llm_query('still works') + ' ' + str(len(context)))"),
-    ], sub="yes")
+    scripted_server.responder = Script(
+        root=[
+            repl("llm_query = 'oops'\ncontext = None"),
+            repl("FINAL(llm_query('still works') + ' ' + str(len(context)))"),
+        ],
+        sub="yes",
+    )
     result = make_rlm(scripted_server).completion("12345")
     assert result.response == "yes 5"
     assert "put back" in [r for r in scripted_server.requests if r.is_root][1].last_user
@@ -188,7 +211,7 @@ def test_no_code_reply_gets_a_corrective_turn_and_iterations_end_alternating(scr
     assert "max_iterations (2)" in result.error
     last = [r for r in scripted_server.requests if r.is_root][-1]
     roles = [m["role"] for m in last.messages]
-    assert roles[-1] == "user" and all(a != b for a, b in zip(roles[1:], roles[2:]))
+    assert roles[-1] == "user" and all(a != b for a, b in pairwise(roles[1:]))
 
 
 def test_trajectory_has_no_context_and_no_key(scripted_server, tmp_path):
@@ -296,7 +319,8 @@ def test_cancel_from_another_thread_keeps_the_partial_run(scripted_server, tmp_p
 
 def test_keyboard_interrupt_during_a_batch_stops_within_a_second(scripted_server):
     scripted_server.responder = Script(
-        root=[repl("r = llm_query_batched(['slow'] * 64)")], sub=Reply(text="late", delay=30))
+        root=[repl("r = llm_query_batched(['slow'] * 64)")], sub=Reply(text="late", delay=30)
+    )
     rlm = make_rlm(scripted_server, max_concurrency=64)
     timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()

@@ -1,5 +1,7 @@
 """Table tests of the root loop's state machine: observations in, actions out, no I/O."""
 
+from itertools import pairwise
+
 import pytest
 
 from rlm_kernel.config import RLMConfig
@@ -13,8 +15,14 @@ from rlm_kernel.prompts import context_metadata
 def make_run(**settings):
     events = []
     config = RLMConfig(backend="replay", **settings)
-    run = RLMRun(config, question="Q?", context_meta=context_metadata("abc" * 100), model="m", sub_model="m",
-                 emit=events.append)
+    run = RLMRun(
+        config,
+        question="Q?",
+        context_meta=context_metadata("abc" * 100),
+        model="m",
+        sub_model="m",
+        emit=events.append,
+    )
     return run, events
 
 
@@ -29,7 +37,7 @@ def ok(stdout="", error=None):
 def assert_alternates(messages):
     roles = [m["role"] for m in messages]
     assert roles[0] == "system"
-    for a, b in zip(roles[1:], roles[2:]):
+    for a, b in pairwise(roles[1:]):
         assert a != b, roles
     assert roles[-1] == "user"
 

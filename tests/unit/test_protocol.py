@@ -24,7 +24,10 @@ def test_code_blocks(reply, blocks):
     ("reply", "directive"),
     [
         ("FINAL(42)", FinalDirective("FINAL", "42")),
-        ("I am done.\nFINAL(the answer is (a) and (b))\n", FinalDirective("FINAL", "the answer is (a) and (b)")),
+        (
+            "I am done.\nFINAL(the answer is (a) and (b))\n",
+            FinalDirective("FINAL", "the answer is (a) and (b)"),
+        ),
         ("FINAL_VAR(result)", FinalDirective("FINAL_VAR", "result")),
         ("FINAL_VAR('result')", FinalDirective("FINAL_VAR", "'result'")),
         ("```repl\nFINAL(x)\n```", None),

@@ -29,10 +29,20 @@ def test_unknown_model_costs_none_not_zero():
 def test_summary_splits_root_sub_model_and_depth():
     events = [
         RootReply(run_id="r", turn=1, text="", model="gpt-4o", input_tokens=100, output_tokens=10, cost=0.5),
-        SubcallFinished(run_id="r", call_id="c1", step=1, model="gpt-4o", input_tokens=50, output_tokens=5,
-                        cost=0.25),
-        RootReply(run_id="child", parent_id="r", depth=1, turn=1, text="", model="gpt-4o-mini",
-                  input_tokens=7, output_tokens=3, cost=None),
+        SubcallFinished(
+            run_id="r", call_id="c1", step=1, model="gpt-4o", input_tokens=50, output_tokens=5, cost=0.25
+        ),
+        RootReply(
+            run_id="child",
+            parent_id="r",
+            depth=1,
+            turn=1,
+            text="",
+            model="gpt-4o-mini",
+            input_tokens=7,
+            output_tokens=3,
+            cost=None,
+        ),
         SubcallFinished(run_id="r", call_id="c2", step=1, model="rlm", call_kind="rlm"),
     ]
     usage = summarize(events)
