@@ -51,7 +51,9 @@ def scripted_server(
             proc.wait()
 
 
-def target(name: str, value: float | None, limit: float, *, unit: str = "", lower_is_better: bool = True) -> dict:
+def target(
+    name: str, value: float | None, limit: float, *, unit: str = "", lower_is_better: bool = True
+) -> dict:
     """One target: ``value`` must be at most (or at least) ``limit``. None means it could not be measured."""
     if value is None:
         passed = None

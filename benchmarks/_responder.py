@@ -47,7 +47,9 @@ ANSWER = '```repl\nanswer["content"] = {value}\nanswer["ready"] = True\n```'
 
 
 def fanout_code(n: int) -> str:
-    return f'```repl\nreplies = llm_query_batched([f"item {{i}}" for i in range({n})])\nprint(len(replies))\n```'
+    return (
+        f'```repl\nreplies = llm_query_batched([f"item {{i}}" for i in range({n})])\nprint(len(replies))\n```'
+    )
 
 
 def root_reply(messages: list[dict[str, Any]]) -> str:

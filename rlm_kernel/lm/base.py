@@ -7,6 +7,8 @@ providers are interchangeable.
 
 from __future__ import annotations
 
+import functools
+import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -64,3 +66,13 @@ def estimate_tokens(text: str) -> int:
 
 def now() -> float:
     return time.perf_counter()
+
+
+@functools.lru_cache(maxsize=1)
+def shared_ssl_context() -> ssl.SSLContext:
+    """Loading the certificate store costs about 20 ms a client; every client of the process shares one."""
+    try:
+        import httpx2 as httpx  # what openai 3 and anthropic 2 are built on
+    except ImportError:
+        import httpx
+    return httpx.create_ssl_context()

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from rlm_kernel.errors import MissingAPIKey, ProviderError
-from rlm_kernel.lm.base import Completion, Message, TokenCallback, now
+from rlm_kernel.lm.base import Completion, Message, TokenCallback, now, shared_ssl_context
 
 if TYPE_CHECKING:
     import openai
@@ -100,7 +100,7 @@ class OpenAILM:
             # dropped, the wrapper's __del__ would try to close its sockets on the new loop and log errors.
             kwargs = dict(self._client_kwargs)
             if "http_client" not in kwargs:
-                kwargs["http_client"] = openai.DefaultAsyncHttpxClient()
+                kwargs["http_client"] = openai.DefaultAsyncHttpxClient(verify=shared_ssl_context())
             self._client = openai.AsyncOpenAI(
                 api_key=self._api_key,
                 base_url=self.base_url,
@@ -122,8 +122,7 @@ class OpenAILM:
             request["max_completion_tokens" if is_official(self.base_url) else "max_tokens"] = max_tokens
         if self.temperature is not None:
             request["temperature"] = self.temperature
-        if self.extra_body:
-            request["extra_body"] = self.extra_body
+        request.update(self.extra_body)
         return request
 
     async def complete(
@@ -135,13 +134,16 @@ class OpenAILM:
     ) -> Completion:
         """Send one chat request; stream it when ``on_token`` wants the text as it comes."""
         import openai
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
         client = self._sdk()
         request = self._request(messages, max_tokens)
         started = now()
         try:
             if on_token is None:
-                response = await client.chat.completions.create(**request)
+                # The low-level post sends our plain dicts as they are; `chat.completions.create` would
+                # re-validate every message of the history on each turn (quadratic over a long run).
+                response = await client.post("/chat/completions", body=request, cast_to=ChatCompletion)
                 choice = response.choices[0] if response.choices else None
                 text = (choice.message.content or "") if choice else ""
                 finish = choice.finish_reason if choice else None
@@ -149,8 +151,13 @@ class OpenAILM:
             else:
                 parts: list[str] = []
                 usage, model, finish = None, self.model_name, None
-                stream = await client.chat.completions.create(
-                    **request, stream=True, stream_options={"include_usage": True}
+                body = {**request, "stream": True, "stream_options": {"include_usage": True}}
+                stream = await client.post(
+                    "/chat/completions",
+                    body=body,
+                    cast_to=ChatCompletion,
+                    stream=True,
+                    stream_cls=openai.AsyncStream[ChatCompletionChunk],
                 )
                 async with stream:
                     async for chunk in stream:
