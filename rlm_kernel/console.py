@@ -1,0 +1,94 @@
+"""Plain-text progress for terminals and front ends without widgets: a bus subscriber."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import threading
+from typing import TextIO
+
+from .events import (
+    AnswerSet,
+    Event,
+    RootReply,
+    RootToken,
+    RunEnded,
+    RunStarted,
+    StepFinished,
+    StepStarted,
+    SubcallFinished,
+    SubcallStarted,
+)
+
+__all__ = ["ConsoleView"]
+
+
+class ConsoleView:
+    """Prints each root turn as it streams, each step's code and output, and one line per batch.
+
+    ``stream`` defaults to the real stdout at creation time, so output of the REPL's own
+    code (which is captured for the root) never mixes with it.
+    """
+
+    def __init__(self, stream: TextIO | None = None, *, show_output: int = 600, stream_tokens: bool = True):
+        self.stream = stream or sys.__stdout__ or sys.stdout
+        self.show_output = show_output
+        self.stream_tokens = stream_tokens
+        self._lock = threading.Lock()
+        self._calls: dict[str, int] = {}  # in flight per run
+        self._done: dict[str, int] = {}
+        self._streaming = False
+
+    def _write(self, text: str) -> None:
+        self.stream.write(text)
+        self.stream.flush()
+
+    def __call__(self, event: Event) -> None:
+        with self._lock:
+            self._handle(event)
+
+    def _handle(self, event: Event) -> None:
+        pad = "  " * event.depth
+        if isinstance(event, RunStarted):
+            what = "run" if event.depth == 0 else "child run"
+            self._write(f"{pad}── {what} {event.run_id}: {event.model} (sub-calls: {event.sub_model})\n")
+        elif isinstance(event, RootToken) and self.stream_tokens and event.depth == 0:
+            if not self._streaming:
+                self._write(f"{pad}root ▸ ")
+                self._streaming = True
+            self._write(event.text)
+        elif isinstance(event, RootReply):
+            if self._streaming:
+                self._write("\n")
+                self._streaming = False
+            elif event.depth > 0 or not self.stream_tokens:
+                self._write(textwrap.indent(f"root ▸ {event.text.strip()}\n", pad))
+            tokens = f"{event.input_tokens:,} in / {event.output_tokens:,} out"
+            self._write(f"{pad}   ({tokens}, {event.latency_s:.1f} s)\n")
+        elif isinstance(event, StepStarted):
+            self._write(f"{pad}▶ step {event.step}\n")
+        elif isinstance(event, StepFinished):
+            out = (
+                event.output
+                if len(event.output) <= self.show_output
+                else event.output[: self.show_output] + " …"
+            )
+            if out.strip():
+                self._write(textwrap.indent(out.rstrip() + "\n", pad + "  │ "))
+            self._flush_calls(event.run_id, pad)
+        elif isinstance(event, SubcallStarted):
+            self._calls[event.run_id] = self._calls.get(event.run_id, 0) + 1
+        elif isinstance(event, SubcallFinished):
+            self._done[event.run_id] = self._done.get(event.run_id, 0) + 1
+        elif isinstance(event, AnswerSet):
+            self._write(f"{pad}✔ answer ({event.source}): {event.content[:200]}\n")
+        elif isinstance(event, RunEnded):
+            if event.error:
+                self._write(f"{pad}✘ {event.error}\n")
+            self._write(f"{pad}── {event.iterations} turn(s), {event.elapsed_s:.1f} s\n")
+
+    def _flush_calls(self, run_id: str, pad: str) -> None:
+        started = self._calls.pop(run_id, 0)
+        done = self._done.pop(run_id, 0)
+        if started:
+            self._write(f"{pad}  ({started} sub-call(s), {done} finished)\n")
