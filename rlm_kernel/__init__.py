@@ -9,5 +9,19 @@ from __future__ import annotations
 from .errors import RLMError
 from .rlm import RLM, RLMResult
 
-__all__ = ["RLM", "RLMResult", "RLMError"]
+__all__ = ["RLM", "RLMResult", "RLMError", "load_ipython_extension", "unload_ipython_extension"]
 __version__ = "0.1.0"
+
+
+def load_ipython_extension(shell: object) -> None:
+    """``%load_ext rlm_kernel``: the ``%rlm`` / ``%%rlm`` magics."""
+    from .jupyter import load_ipython_extension as load
+
+    load(shell)
+
+
+def unload_ipython_extension(shell: object) -> None:
+    """``%unload_ext rlm_kernel``: remove the magics cleanly."""
+    from .jupyter import unload_ipython_extension as unload
+
+    unload(shell)

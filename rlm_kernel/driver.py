@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -202,9 +202,15 @@ def drive(parts: RunParts) -> Finish:
     return action
 
 
-async def adrive(parts: RunParts) -> Finish:
+Approve = Callable[[int, str], Awaitable[str]]
+
+
+async def adrive(parts: RunParts, approve: Approve | None = None) -> Finish:
     """The async loop: LM calls are awaited, code runs in a worker thread. Cancelling the task
-    cancels every call in flight and keeps the partial run."""
+    cancels every call in flight and keeps the partial run.
+
+    ``approve(step, code)``, if given, is awaited before each step and returns the code to run:
+    a human's edit of it is recorded, and the root is told what changed."""
     run, tree = parts.run, parts.tree
     action: Action = run.start()
     while not isinstance(action, Finish):
@@ -212,19 +218,29 @@ async def adrive(parts: RunParts) -> Finish:
             _check(parts)
             if isinstance(action, AskRoot):
                 coro = parts.lm.complete(action.messages, on_token=_token_sink(parts, action.turn))
-                completion: Completion = await asyncio.wrap_future(tree.pool.submit(coro, bounded=False))
+                future = asyncio.wrap_future(tree.pool.submit(coro, bounded=False))
+                try:
+                    completion: Completion = await asyncio.wait_for(future, tree.budget.time_left())
+                except asyncio.TimeoutError:
+                    raise tree.budget.exceeded() or RunCancelled("max_timeout") from None
                 action = run.receive_reply(completion)
             elif isinstance(action, Execute):
+                code = action.code
+                if approve is not None:
+                    code = await approve(action.step, code)
+                    if code != action.code:
+                        run.human_edit(action.step, action.code, code)
                 parts.subcalls.step = action.step
-                result = await asyncio.to_thread(parts.executor.execute, action.code, step=action.step)
+                result = await asyncio.to_thread(parts.executor.execute, code, step=action.step)
                 if tree.cancelled:
                     raise RunCancelled()
                 action = _after_execute(parts, action, result)
             elif isinstance(action, ResolveFinal):
                 action = run.receive_final(*parts.scaffold.resolve(action.directive))
         except asyncio.CancelledError:
+            stopped = tree.cancelled
             tree.cancel()
-            action = run.abort(RunCancelled("interrupted"))
+            action = run.abort(RunCancelled() if stopped else RunCancelled("interrupted"))
         except RLMError as exc:
             if run.depth == 0:
                 tree.pool.drain()  # let cancelled calls record their end before the run's

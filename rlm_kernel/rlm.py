@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import RLMConfig
-from .driver import RunParts, RunTree, adrive, drive, prepare
+from .driver import Approve, RunParts, RunTree, adrive, drive, prepare
 from .engine import Finish, new_run_id
 from .events import Event, EventBus, RootToken
 from .executors.base import Executor
@@ -35,6 +35,7 @@ class RLMResult:
     log_path: Path | None
     execution_time: float
     run_id: str
+    restored_names: list[str] = field(default_factory=list)  # the caller's own values put back
 
     def __str__(self) -> str:
         return self.response if self.response is not None else f"(no answer: {self.error})"
@@ -138,7 +139,7 @@ class RLM:
     ) -> RLMResult:
         with self._lock:
             self._active = self._active_run = None
-        parts.scaffold.close()
+        restored = parts.scaffold.close()
         parts.tree.close()
         if writer:
             writer.close()
@@ -151,6 +152,7 @@ class RLM:
             log_path=writer.path if writer else None,
             execution_time=time.perf_counter() - started,
             run_id=parts.run.run_id,
+            restored_names=restored,
         )
 
     def completion(
@@ -179,11 +181,14 @@ class RLM:
         *,
         namespace: MutableMapping[str, Any] | None = None,
         subscribers: tuple[Callable[[Event], None], ...] = (),
+        approve: Approve | None = None,
     ) -> RLMResult:
-        """The async twin of :meth:`completion`: LM calls are awaited and code runs in a worker thread."""
+        """The async twin of :meth:`completion`: LM calls are awaited and code runs in a worker thread.
+
+        ``approve(step, code)`` is awaited before each step and returns the code to run (step mode)."""
         started = time.perf_counter()
         parts, events, writer = self._begin(context, root_prompt, namespace, None, subscribers)
-        finish = await adrive(parts)
+        finish = await adrive(parts, approve)
         return self._end(parts, finish, events, writer, started)
 
     # -- steering a run from another thread -------------------------------------------------

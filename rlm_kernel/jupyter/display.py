@@ -1,0 +1,125 @@
+"""The live view of a run in a notebook: one ipywidgets HTML body, a Stop button, and in step mode an
+editor for the proposed code. Replaced by the same HTML, static, when the run ends.
+
+Widgets are created on the main thread (in ``__init__``); events may arrive from any thread and
+only set trait values, at most ``1 / min_interval`` times a second whatever the fan-out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+
+from ..events import Event
+from .render import render_run
+from .state import RunState
+
+__all__ = ["WidgetView", "StepApproval"]
+
+
+class WidgetView:
+    def __init__(self, *, on_stop: Callable[[], None], min_interval: float = 0.1) -> None:
+        import ipywidgets as widgets
+
+        self.state = RunState()
+        self.min_interval = min_interval
+        self.body = widgets.HTML()
+        self.stop_button = widgets.Button(
+            description="Stop",
+            icon="stop",
+            button_style="danger",
+            tooltip="Cancel every call in flight and keep the partial result",
+        )
+        self.stop_button.on_click(lambda _: self._stop(on_stop))
+        self.controls = widgets.HBox([self.stop_button])
+        self.box = widgets.VBox([self.body, self.controls])
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._last_flush = 0.0
+        self._handle = None
+        self.flushes = 0
+
+    def _stop(self, on_stop: Callable[[], None]) -> None:
+        self.stop_button.disabled = True
+        self.stop_button.description = "Stopping…"
+        on_stop()
+
+    def show(self) -> None:
+        from IPython.display import display
+
+        self.body.value = render_run(self.state)
+        self._handle = display(self.box, display_id=True)
+
+    def __call__(self, event: Event) -> None:
+        with self._lock:
+            self.state.apply(event)
+            if self._timer is None:
+                wait = max(0.0, self.min_interval - (time.monotonic() - self._last_flush))
+                self._timer = threading.Timer(wait, self._flush)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def _flush(self) -> None:
+        with self._lock:
+            self._timer = None
+            self._last_flush = time.monotonic()
+            html = render_run(self.state)
+        self.body.value = html
+        self.flushes += 1
+
+    def finish(self) -> str:
+        """Stop updating; leave the run as static HTML in place of the widget. Returns that HTML."""
+        from IPython.display import HTML
+
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            html = render_run(self.state)
+        if self._handle is not None:
+            self._handle.update(HTML(html))
+        self.box.close()
+        self.body.close()
+        self.stop_button.close()
+        self.controls.close()
+        return html
+
+
+class StepApproval:
+    """Step mode for the magics: each proposed step waits in an editor until the human runs it.
+
+    Awaited on the kernel's event loop, which stays free, so the Run button's click is heard.
+    """
+
+    def __init__(self, view: WidgetView) -> None:
+        import ipywidgets as widgets
+
+        self.view = view
+        self.editor = widgets.Textarea(layout=widgets.Layout(width="100%", height="12em"))
+        self.run_button = widgets.Button(description="Run step", icon="play", button_style="success")
+        self.run_button.on_click(self._run)
+        self._future: asyncio.Future[str] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _run(self, _button: object) -> None:
+        if self._future is not None and self._loop is not None and not self._future.done():
+            self._loop.call_soon_threadsafe(self._future.set_result, self.editor.value)
+
+    def cancel(self) -> None:
+        """Stop waiting (the Stop button): the awaiting driver sees a cancellation."""
+        if self._future is not None and self._loop is not None and not self._future.done():
+            self._loop.call_soon_threadsafe(self._future.cancel)
+
+    async def __call__(self, step: int, code: str) -> str:
+        self._loop = asyncio.get_running_loop()
+        self._future = self._loop.create_future()
+        self.editor.value = code
+        self.view.controls.children = (self.view.stop_button, self.run_button)
+        self.view.box.children = (self.view.body, self.editor, self.view.controls)
+        try:
+            return await self._future
+        finally:
+            self.view.box.children = (self.view.body, self.view.controls)
+            self.view.controls.children = (self.view.stop_button,)

@@ -1,0 +1,343 @@
+"""``%rlm`` and ``%%rlm``: run an RLM over any variable of the notebook, in the notebook's namespace.
+
+A ``%%rlm`` cell (and a ``%rlm`` statement) is rewritten by an input transformer into an awaited
+call, so the kernel runs it as an async cell: its event loop stays free while the run waits on
+LMs, and the Stop and Run-step buttons are heard at once. Called any other way, the magics run
+the same RLM with the blocking driver (interrupt the kernel to stop).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from traitlets import Bool, Dict, Enum, Float, Int, Unicode
+
+from ..errors import RLMError
+from ..rlm import RLM, RLMResult
+
+__all__ = ["RLMMagics", "await_rlm_magics"]
+
+ENV = {"backend": "RLM_BACKEND", "model": "RLM_MODEL", "sub_model": "RLM_SUB_MODEL"}
+KEY_ENV = {
+    "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+}
+SUBCOMMANDS = ("config", "hint", "stop")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one line for the user, not a usage dump and SystemExit
+        raise UsageError(f"%rlm: {message}. Options: {self.format_usage().strip()[7:]}")
+
+
+def _parser() -> _Parser:
+    p = _Parser(prog="%rlm", add_help=False)
+    p.add_argument("-c", "--context", help="the variable that holds the context")
+    p.add_argument("-o", "--out", default="_rlm", help="where the RLMResult goes")
+    p.add_argument("--backend", choices=["openai", "anthropic", "local", "replay"])
+    p.add_argument("--model")
+    p.add_argument("--sub-model")
+    p.add_argument("--max-iterations", type=int)
+    p.add_argument("--max-depth", type=int)
+    p.add_argument("--profile", choices=["default", "small", "no_subcalls"])
+    p.add_argument("--mode", choices=["auto", "step"])
+    p.add_argument("--no-widget", action="store_true")
+    p.add_argument("--log-dir")
+    return p
+
+
+_TAKES_VALUE = {
+    a
+    for action in _parser()._actions
+    if action.nargs is None and action.const is None
+    for a in action.option_strings
+}
+
+
+def split_line(line: str) -> tuple[list[str], str]:
+    """Leading options of a ``%rlm`` line, and the rest as written (a question may hold quotes)."""
+    options: list[str] = []
+    rest = line.strip()
+    while rest.startswith("-"):
+        token, _, rest = rest.partition(" ")
+        rest = rest.lstrip()
+        options.append(token)
+        if token in _TAKES_VALUE and "=" not in token:
+            value, _, rest = rest.partition(" ")
+            options.append(value)
+            rest = rest.lstrip()
+    return options, rest
+
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    value: Any
+    source: str
+
+
+@magics_class
+class RLMMagics(Magics):
+    """Defaults for ``%rlm``; set them with ``%config RLMMagics.<name> = ...`` or ``ipython_config.py``."""
+
+    backend = Unicode("openai", help="LM backend: openai, anthropic, local or replay (env RLM_BACKEND)").tag(
+        config=True
+    )
+    model = Unicode("", help="Root model name (env RLM_MODEL); empty: the backend's default").tag(config=True)
+    sub_model = Unicode("", help="Model for llm_query (env RLM_SUB_MODEL); empty: the root model").tag(
+        config=True
+    )
+    backend_kwargs = Dict(help="Extra backend_kwargs, e.g. {'base_url': ..., 'path': ...}").tag(config=True)
+    max_iterations = Int(30, help="Root turns before the run must answer").tag(config=True)
+    max_depth = Int(1, help="Depth of child RLMs (rlm_query); 1 means none").tag(config=True)
+    max_concurrency = Int(32, help="Sub-calls in flight at once").tag(config=True)
+    max_budget = Float(None, allow_none=True, help="US dollars for the whole run tree").tag(config=True)
+    profile = Unicode("", help="Prompt profile: default, small or no_subcalls; empty: by backend").tag(
+        config=True
+    )
+    mode = Enum(["auto", "step"], "auto", help="auto runs each step; step waits for you to run it").tag(
+        config=True
+    )
+    widget = Bool(True, help="Show the live widget (else plain text progress)").tag(config=True)
+    log_dir = Unicode("", help="Where trajectories go; empty: $RLM_LOG_DIR or ~/.rlm_kernel/runs").tag(
+        config=True
+    )
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self.active: RLM | None = None
+        self._cancel_approval: Callable[[], None] | None = None
+
+    # -- settings ------------------------------------------------------------------------------
+    def _explicit(self, name: str) -> bool:
+        section = self.config.get("RLMMagics") if "RLMMagics" in self.config else None
+        return section is not None and name in section
+
+    def settings(self, opts: argparse.Namespace | None = None) -> list[Setting]:
+        """Each setting's effective value and where it came from; environment read now."""
+        out = []
+        for name in (
+            "backend",
+            "model",
+            "sub_model",
+            "max_iterations",
+            "max_depth",
+            "profile",
+            "mode",
+            "widget",
+            "log_dir",
+            "max_concurrency",
+            "max_budget",
+            "backend_kwargs",
+        ):
+            option = getattr(opts, name, None) if opts is not None else None
+            if name == "widget" and opts is not None and opts.no_widget:
+                option = False
+            if option is not None:
+                out.append(Setting(name, option, "magic option"))
+            elif self._explicit(name):
+                out.append(Setting(name, getattr(self, name), "%config / ipython_config"))
+            elif name in ENV and os.environ.get(ENV[name]):
+                out.append(Setting(name, os.environ[ENV[name]], f"${ENV[name]}"))
+            else:
+                out.append(Setting(name, getattr(self, name), "default"))
+        return out
+
+    def make_rlm(self, opts: argparse.Namespace | None = None) -> tuple[RLM, dict[str, Any]]:
+        s = {x.name: x.value for x in self.settings(opts)}
+        kwargs = dict(s["backend_kwargs"])
+        if s["model"]:
+            kwargs["model_name"] = s["model"]
+        sub_kwargs = {**kwargs, "model_name": s["sub_model"]} if s["sub_model"] else None
+        try:
+            rlm = RLM(
+                s["backend"],
+                kwargs,
+                sub_backend_kwargs=sub_kwargs,
+                max_iterations=s["max_iterations"],
+                max_depth=s["max_depth"],
+                max_concurrency=s["max_concurrency"],
+                max_budget=s["max_budget"],
+                prompt_profile=s["profile"] or None,
+                log_dir=s["log_dir"] or None,
+            )
+        except RLMError as exc:
+            raise UsageError(str(exc)) from None
+        return rlm, s
+
+    # -- the magics --------------------------------------------------------------------------------
+    @line_cell_magic
+    def rlm(self, line: str, cell: str | None = None) -> RLMResult | None:
+        """%rlm VAR question | %rlm config | %rlm hint TEXT | %rlm stop | %%rlm -c VAR [options]."""
+        job = self._parse(line, cell)
+        if not isinstance(job, _Job):
+            return job
+        return self._finish(job, self._run_blocking(job))
+
+    async def arun_result(self, line: str, cell: str | None = None) -> RLMResult | None:
+        """What a transformed ``x = %rlm ...`` awaits: the same run on the async driver."""
+        job = self._parse(line, cell)
+        if not isinstance(job, _Job):
+            return None
+        return self._finish(job, await self._run_async(job))
+
+    async def arun(self, line: str, cell: str | None = None) -> None:
+        """What a transformed ``%%rlm`` cell or ``%rlm`` statement awaits (the result is in ``--out``)."""
+        await self.arun_result(line, cell)
+
+    def _parse(self, line: str, cell: str | None) -> _Job | None:
+        if cell is None:
+            words = line.strip().split(maxsplit=1)
+            command = words[0] if words else ""
+            if command in SUBCOMMANDS:
+                self._subcommand(command, words[1] if len(words) > 1 else "")
+                return None
+            options, rest = split_line(line)
+            opts = _parser().parse_args(options)
+            name, _, question = rest.partition(" ")
+            if not name:
+                raise UsageError("%rlm needs a variable and a question: %rlm VAR question")
+            opts.context = opts.context or name
+        else:
+            opts = _parser().parse_args(shlex.split(line))
+            question = cell
+        if not opts.context:
+            raise UsageError("%%rlm needs the variable holding the context: %%rlm -c VAR")
+        ns = self.shell.user_ns
+        if opts.context not in ns:
+            raise UsageError(f"No variable named {opts.context!r} in the namespace: define it, or check -c.")
+        question = _PLACEHOLDER.sub(
+            lambda m: str(ns[m.group(1)]) if m.group(1) in ns else m.group(0), question.strip()
+        )
+        rlm, settings = self.make_rlm(opts)
+        return _Job(rlm, settings, ns[opts.context], question or None, opts.out)
+
+    def _subcommand(self, command: str, arg: str) -> None:
+        if command == "config":
+            self._print_config()
+        elif self.active is None:
+            print(f"%rlm {command}: no run is active.")
+        elif command == "hint":
+            if not arg.strip():
+                raise UsageError("%rlm hint needs text: %rlm hint look at chapter 3")
+            self.active.hint(arg.strip())
+            print("Hint noted for the root's next turn.")
+        else:
+            self._stop()
+            print("Stopping the active run.")
+
+    def _print_config(self) -> None:
+        rows = [(s.name, repr(s.value), s.source) for s in self.settings()]
+        backend = next(s.value for s in self.settings() if s.name == "backend")
+        for var in KEY_ENV.get(backend, ()):
+            shown = "set" if os.environ.get(var) else "not set"
+            if var.endswith("BASE_URL") and os.environ.get(var):
+                shown = os.environ[var]
+            rows.append((var, shown, "environment"))
+        width = max(len(r[0]) for r in rows)
+        print("\n".join(f"{n.ljust(width)}  {v}  ({src})" for n, v, src in rows))
+
+    def _stop(self) -> None:
+        if self.active is not None:
+            self.active.cancel()
+        if self._cancel_approval is not None:
+            self._cancel_approval()
+
+    # -- running ---------------------------------------------------------------------------------------
+    def _view(self, job: _Job) -> Any:
+        if job.settings["widget"] and getattr(self.shell, "kernel", None) is not None:
+            from .display import WidgetView
+
+            view = WidgetView(on_stop=self._stop)
+            view.show()
+            return view
+        from ..console import ConsoleView
+
+        return ConsoleView(sys.stdout, stream_tokens=False)
+
+    def _run_blocking(self, job: _Job) -> RLMResult:
+        view = self._view(job)
+        self.active = job.rlm
+        try:
+            return job.rlm.completion(
+                job.context, job.question, namespace=self.shell.user_ns, subscribers=(view,)
+            )
+        finally:
+            self.active = None
+            _close(view)
+
+    async def _run_async(self, job: _Job) -> RLMResult:
+        view = self._view(job)
+        approve = None
+        if job.settings["mode"] == "step" and hasattr(view, "box"):
+            from .display import StepApproval
+
+            approve = StepApproval(view)
+            self._cancel_approval = approve.cancel
+        self.active = job.rlm
+        try:
+            return await job.rlm.acompletion(
+                job.context, job.question, namespace=self.shell.user_ns, subscribers=(view,), approve=approve
+            )
+        finally:
+            self.active = None
+            self._cancel_approval = None
+            _close(view)
+
+    def _finish(self, job: _Job, result: RLMResult) -> RLMResult:
+        from IPython.display import Markdown, display
+
+        self.shell.user_ns[job.out] = result
+        if result.restored_names:
+            names = ", ".join(f"`{n}`" for n in result.restored_names)
+            print(f"Your own {names} put back after the run; its answer is in {job.out}.response.")
+        if result.response is not None:
+            display(Markdown(result.response))
+        if result.error:
+            print(f"RLM: {result.error}", file=sys.stderr)
+        return result
+
+
+@dataclass
+class _Job:
+    rlm: RLM
+    settings: dict[str, Any]
+    context: Any
+    question: str | None
+    out: str
+
+
+def _close(view: Any) -> None:
+    finish = getattr(view, "finish", None)
+    if finish is not None:
+        finish()
+
+
+_CELL = re.compile(r"^get_ipython\(\)\.run_cell_magic\('rlm', ")
+_LINE = re.compile(r"^(\w+\s*=\s*)?get_ipython\(\)\.run_line_magic\('rlm', ")
+
+
+def await_rlm_magics(lines: list[str]) -> list[str]:
+    """Input transformer: ``%%rlm`` cells and top-level ``%rlm`` lines become awaited calls."""
+    out = []
+    for line in lines:
+        if _CELL.match(line):
+            line = _CELL.sub("await __rlm_magics__.arun(", line, count=1)
+        elif m := _LINE.match(line):
+            target = m.group(1)
+            call = "arun_result(" if target else "arun("
+            line = (target or "") + "await __rlm_magics__." + call + line[m.end() :]
+        out.append(line)
+    return out

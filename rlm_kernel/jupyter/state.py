@@ -1,0 +1,170 @@
+"""What a view of a run shows, folded from its events. Pure: no widgets, no I/O.
+
+Child runs (``rlm_query``) and their calls are attached under the step of the top
+run that started them, so a view can draw one tree: steps, then sub-calls.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ..events import (
+    AnswerSet,
+    Event,
+    HumanEdit,
+    RootReply,
+    RootToken,
+    RunEnded,
+    RunStarted,
+    StepFinished,
+    StepStarted,
+    SubcallFinished,
+    SubcallStarted,
+)
+from ..usage import Usage
+
+__all__ = ["CallRow", "StepView", "RunState"]
+
+
+@dataclass
+class CallRow:
+    call_id: str
+    model: str
+    depth: int
+    prompt: str
+    kind: str = "llm"
+    status: str = "running"  # running, done, error, cancelled
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float | None = None
+    cost: float | None = None
+    error: str | None = None
+    batch_id: str | None = None
+    batch_size: int = 1
+
+
+@dataclass
+class StepView:
+    step: int
+    reply: str = ""  # the root's text that proposed this step
+    code: str = ""
+    output: str | None = None
+    error: str | None = None
+    elapsed_s: float | None = None
+    edited: bool = False
+    calls: dict[str, CallRow] = field(default_factory=dict)
+
+    def batches(self) -> dict[str, tuple[int, int]]:
+        """Per batch: (finished, size)."""
+        out: dict[str, tuple[int, int]] = {}
+        for row in self.calls.values():
+            if row.batch_id:
+                done, size = out.get(row.batch_id, (0, row.batch_size))
+                out[row.batch_id] = (done + (row.status != "running"), size)
+        return out
+
+
+class RunState:
+    """Folds the events of one top-level run (and its children) into what a view draws."""
+
+    def __init__(self) -> None:
+        self.run_id: str | None = None
+        self.model = ""
+        self.sub_model = ""
+        self.question: str | None = None
+        self.steps: dict[int, StepView] = {}
+        self.streaming = ""  # root text of the turn in progress
+        self.last_reply = ""
+        self.answer: str | None = None
+        self.error: str | None = None
+        self.ended = False
+        self.started = time.monotonic()
+        self.elapsed: float | None = None
+        self.usage = Usage()
+        self._child_step: dict[str, int] = {}  # child run id -> top-level step
+
+    def _step_of(self, event: Event, step: int | None) -> StepView | None:
+        if event.run_id == self.run_id:
+            number = step
+        else:
+            number = self._child_step.get(event.run_id)
+        if number is None:
+            return None
+        return self.steps.setdefault(number, StepView(number))
+
+    @property
+    def current_step(self) -> int | None:
+        return max(self.steps) if self.steps else None
+
+    def apply(self, event: Event) -> None:
+        top = event.run_id == self.run_id
+        if isinstance(event, RunStarted):
+            if self.run_id is None:
+                self.run_id, self.model, self.sub_model = event.run_id, event.model, event.sub_model
+                self.question = event.question
+            elif event.parent_id is not None:
+                parent_step = self._child_step.get(event.parent_id, self.current_step)
+                if parent_step is not None:
+                    self._child_step[event.run_id] = parent_step
+        elif isinstance(event, RootToken) and top:
+            self.streaming += event.text
+        elif isinstance(event, RootReply):
+            self.usage.add(event)
+            if top:
+                self.streaming, self.last_reply = "", event.text
+            elif (view := self._step_of(event, None)) is not None:
+                row = CallRow(
+                    f"{event.run_id}:{event.turn}",
+                    event.model,
+                    event.depth,
+                    "(child root turn)",
+                    kind="root",
+                    status="done",
+                    input_tokens=event.input_tokens,
+                    output_tokens=event.output_tokens,
+                    latency_s=event.latency_s,
+                    cost=event.cost,
+                )
+                view.calls[row.call_id] = row
+        elif isinstance(event, StepStarted) and top:
+            view = self.steps.setdefault(event.step, StepView(event.step))
+            view.reply, view.code = self.last_reply, event.code
+        elif isinstance(event, HumanEdit) and top:
+            view = self.steps.setdefault(event.step, StepView(event.step))
+            view.code, view.edited = event.executed, True
+        elif isinstance(event, StepFinished) and top:
+            view = self.steps.setdefault(event.step, StepView(event.step))
+            view.output, view.error, view.elapsed_s = event.output, event.error, event.elapsed_s
+        elif isinstance(event, SubcallStarted):
+            if (view := self._step_of(event, event.step)) is not None:
+                view.calls[event.call_id] = CallRow(
+                    event.call_id,
+                    event.model,
+                    event.depth,
+                    event.prompt_preview,
+                    kind=event.call_kind,
+                    batch_id=event.batch_id,
+                    batch_size=event.batch_size,
+                )
+        elif isinstance(event, SubcallFinished):
+            if event.call_kind == "llm":
+                self.usage.add(event)
+            view = self._step_of(event, event.step)
+            row = view.calls.get(event.call_id) if view is not None else None
+            if row is not None:
+                row.status = "cancelled" if event.error == "cancelled" else "error" if event.error else "done"
+                row.input_tokens, row.output_tokens = event.input_tokens, event.output_tokens
+                row.latency_s, row.cost, row.error = event.latency_s, event.cost, event.error
+        elif isinstance(event, AnswerSet) and top:
+            self.answer = event.content
+        elif isinstance(event, RunEnded) and top:
+            self.ended, self.error, self.elapsed = True, event.error, event.elapsed_s
+            self.answer = event.response if event.response is not None else self.answer
+
+    @property
+    def elapsed_s(self) -> float:
+        return self.elapsed if self.elapsed is not None else time.monotonic() - self.started
+
+    def running_calls(self) -> int:
+        return sum(row.status == "running" for view in self.steps.values() for row in view.calls.values())
