@@ -18,7 +18,7 @@ def load_ipython_extension(shell: Any) -> None:
     shell.register_magics(magics)
     shell.configurables.append(magics)
     shell.push({_HIDDEN: magics}, interactive=False)
-    shell.input_transformers_post.append(await_rlm_magics)
+    shell.input_transformers_cleanup.append(await_rlm_magics)
 
 
 def unload_ipython_extension(shell: Any) -> None:
@@ -31,5 +31,5 @@ def unload_ipython_extension(shell: Any) -> None:
     shell.magics_manager.registry.pop(RLMMagics.__name__, None)
     if magics in shell.configurables:
         shell.configurables.remove(magics)
-    if await_rlm_magics in shell.input_transformers_post:
-        shell.input_transformers_post.remove(await_rlm_magics)
+    if await_rlm_magics in shell.input_transformers_cleanup:
+        shell.input_transformers_cleanup.remove(await_rlm_magics)

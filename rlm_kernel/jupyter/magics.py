@@ -9,6 +9,7 @@ the same RLM with the blocking driver (interrupt the kernel to stop).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import re
 import shlex
@@ -36,7 +37,7 @@ SUBCOMMANDS = ("config", "hint", "stop")
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # one line for the user, not a usage dump and SystemExit
-        raise UsageError(f"%rlm: {message}. Options: {self.format_usage().strip()[7:]}")
+        raise UsageError(f"%rlm: {message} (%rlm? lists the options)")
 
 
 def _parser() -> _Parser:
@@ -287,11 +288,13 @@ class RLMMagics(Magics):
             approve = StepApproval(view)
             self._cancel_approval = approve.cancel
         self.active = job.rlm
+        ticker = asyncio.ensure_future(_tick())
         try:
             return await job.rlm.acompletion(
                 job.context, job.question, namespace=self.shell.user_ns, subscribers=(view,), approve=approve
             )
         finally:
+            ticker.cancel()
             self.active = None
             self._cancel_approval = None
             _close(view)
@@ -319,25 +322,39 @@ class _Job:
     out: str
 
 
+async def _tick() -> None:
+    """Wake the kernel's event loop ten times a second. ipykernel turns an interrupt of an async
+    cell into a callback on that loop without waking it, so an idle loop would hear it late."""
+    while True:
+        await asyncio.sleep(0.1)
+
+
 def _close(view: Any) -> None:
     finish = getattr(view, "finish", None)
     if finish is not None:
         finish()
 
 
-_CELL = re.compile(r"^get_ipython\(\)\.run_cell_magic\('rlm', ")
-_LINE = re.compile(r"^(\w+\s*=\s*)?get_ipython\(\)\.run_line_magic\('rlm', ")
+_LINE_MAGIC = re.compile(r"^(?:(?P<target>[A-Za-z_]\w*)\s*=\s*)?%rlm(?:\s+(?P<rest>.*?))?\s*$")
 
 
 def await_rlm_magics(lines: list[str]) -> list[str]:
-    """Input transformer: ``%%rlm`` cells and top-level ``%rlm`` lines become awaited calls."""
+    """Input transformer, run before IPython's own syntax: a ``%%rlm`` cell and each top-level
+    ``%rlm`` line become awaited calls (so a question may end with ``?`` without asking for help)."""
+    if not lines:
+        return lines
+    if lines[0].startswith("%%rlm") and (len(lines[0]) == 5 or lines[0][5].isspace()):
+        line, body = lines[0][5:].strip(), "".join(lines[1:])
+        return [f"await __rlm_magics__.arun({line!r}, {body!r})\n"]
     out = []
     for line in lines:
-        if _CELL.match(line):
-            line = _CELL.sub("await __rlm_magics__.arun(", line, count=1)
-        elif m := _LINE.match(line):
-            target = m.group(1)
-            call = "arun_result(" if target else "arun("
-            line = (target or "") + "await __rlm_magics__." + call + line[m.end() :]
-        out.append(line)
+        m = _LINE_MAGIC.match(line.rstrip("\n"))
+        if m is None:
+            out.append(line)
+            continue
+        rest = m.group("rest") or ""
+        if m.group("target"):
+            out.append(f"{m.group('target')} = await __rlm_magics__.arun_result({rest!r})\n")
+        else:
+            out.append(f"await __rlm_magics__.arun({rest!r})\n")
     return out

@@ -83,7 +83,7 @@ def _calls(view: StepView) -> str:
     parts = []
     for batch_id, (done, size) in view.batches().items():
         parts.append(
-            f'<div>batch {escape(batch_id)}: '
+            f"<div>batch {escape(batch_id)}: "
             f'<progress value="{done}" max="{size}"></progress> {done}/{size}</div>'
         )
     rows = list(view.calls.values())

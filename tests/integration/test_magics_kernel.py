@@ -1,0 +1,164 @@
+"""The magics in a stock ``python3`` kernel, driven through jupyter_client as a front end would."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+from kernel_session import KernelSession
+from scripted_server import Reply, Script, ScriptedServer
+
+
+def repl(code: str) -> str:
+    return f"```repl\n{code}\n```"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ScriptedServer]:
+    with ScriptedServer() as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def kernel(server: ScriptedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelSession]:
+    env = {
+        "OPENAI_BASE_URL": server.openai_base_url,
+        "OPENAI_API_KEY": "sk-test",
+        "RLM_MODEL": "gpt-4o-mini",
+        "RLM_LOG_DIR": str(tmp_path_factory.mktemp("runs")),
+    }
+    with KernelSession("python3", env) as session:
+        assert session.execute("%load_ext rlm_kernel\ndoc = 'abcdefghij' * 100")["status"] == "ok"
+        yield session
+
+
+def test_a_cell_runs_in_the_users_namespace(kernel: KernelSession, server: ScriptedServer) -> None:
+    server.responder = Script(
+        root=[
+            repl(
+                "parts = [context[i:i+100] for i in range(0, len(context), 100)]\nr = llm_query_batched(parts)"
+            ),
+            repl("answer['content'] = f'{len(r)} parts'\nanswer['ready'] = True"),
+        ],
+        sub="ok",
+    )
+    kernel.execute("context = 'my own context'")
+    msg_id = kernel.start("%%rlm -c doc\nHow many parts?")
+    kernel.wait_idle(msg_id)
+    shown = kernel.of(msg_id, "display_data")
+    assert "application/vnd.jupyter.widget-view+json" in shown[0]["content"]["data"]
+    assert shown[-1]["content"]["data"]["text/markdown"] == "10 parts"
+    # The live widget was replaced by static HTML of the same run.
+    update = kernel.of(msg_id, "update_display_data")[-1]["content"]["data"]["text/html"]
+    assert "Step 1" in update and "10 sub-call(s)" in update and "10 parts" in update
+    assert "put back" in kernel.text(msg_id)
+    check = kernel.start("print(context, len(parts), len(r), answer['content'], _rlm.usage.sub.calls)")
+    kernel.wait_idle(check)
+    assert kernel.text(check).strip() == "my own context 10 10 10 parts 10"
+
+
+def test_follow_up_runs_build_on_earlier_variables(kernel: KernelSession, server: ScriptedServer) -> None:
+    server.responder = Script(root=[repl("FINAL(len(parts) * 2)")])
+    msg_id = kernel.start("%rlm doc Double the number of parts you found before.")
+    kernel.wait_idle(msg_id)
+    assert kernel.of(msg_id, "display_data")[-1]["content"]["data"]["text/markdown"] == "20"
+
+
+def test_user_mistakes_are_one_line(kernel: KernelSession) -> None:
+    for code, words in [
+        ("%rlm nosuchvar what?", "No variable named 'nosuchvar'"),
+        ("%%rlm -c doc --max-iterations x\nq", "invalid int value"),
+        ("%%rlm --backend anthropic -c doc\nq", "ANTHROPIC_API_KEY"),
+    ]:
+        kernel.execute("import os; os.environ.pop('ANTHROPIC_API_KEY', None)")
+        reply = kernel.execute(code)
+        assert reply["status"] == "error"
+        assert reply["ename"] == "UsageError" and words in reply["evalue"], reply["evalue"]
+        assert "\n" not in reply["evalue"]
+
+
+def test_stop_button_ends_the_run_within_a_second(kernel: KernelSession, server: ScriptedServer) -> None:
+    server.responder = Script(
+        root=[repl("kept = 'yes'"), repl("r = llm_query_batched(['slow'] * 64)")],
+        sub=Reply(text="late", delay=30),
+    )
+    msg_id = kernel.start("%%rlm -c doc\nq")
+    kernel.pump(
+        lambda m: m["msg_type"] == "comm_open" and m["content"]["data"]["state"].get("description") == "Stop",
+        timeout=10,
+    )
+    stop = kernel.widget("ButtonModel", "Stop")
+    time.sleep(1.5)  # the batch is in flight
+    clicked = time.monotonic()
+    kernel.click(stop)
+    assert kernel.wait_idle(msg_id, timeout=10) is not None
+    assert time.monotonic() - clicked < 1.5
+    check = kernel.start("print(kept, _rlm.error)")
+    kernel.wait_idle(check)
+    assert kernel.text(check).startswith("yes Run cancelled: stopped by the user")
+
+
+def test_interrupt_during_a_64_way_batch(kernel: KernelSession, server: ScriptedServer) -> None:
+    server.responder = Script(
+        root=[repl("r = llm_query_batched(['slow'] * 64)")], sub=Reply(text="late", delay=30)
+    )
+    msg_id = kernel.start("%%rlm -c doc\nq")
+    time.sleep(2.0)
+    interrupted = time.monotonic()
+    kernel.km.interrupt_kernel()
+    assert kernel.wait_idle(msg_id, timeout=10) is not None
+    assert time.monotonic() - interrupted < 1.5
+    check = kernel.start(
+        "started = sum(e.kind == 'subcall_started' for e in _rlm.trajectory)\n"
+        "cancelled = sum(e.kind == 'subcall_finished' and e.error == 'cancelled' for e in _rlm.trajectory)\n"
+        "print(_rlm.error, started, cancelled, 1 + 1)"
+    )
+    kernel.wait_idle(check)
+    *_, started, cancelled, two = kernel.text(check).split()
+    assert started == cancelled == "32" and two == "2"  # every call in flight (max_concurrency) cancelled
+    assert "interrupted" in kernel.text(check)
+
+
+def test_widget_messages_are_throttled_under_a_256_way_batch(
+    kernel: KernelSession, server: ScriptedServer
+) -> None:
+    server.responder = Script(
+        root=[repl("r = llm_query_batched([f'p{i}' for i in range(256)])"), repl("FINAL(len(r))")],
+        sub=lambda req: Reply(text="ok", delay=0.2 + (int(req.last_user[1:]) % 16) * 0.1),
+    )
+    msg_id = kernel.start("%%rlm -c doc\nq")
+    kernel.wait_idle(msg_id, timeout=60)
+    updates = [
+        t
+        for t, m in kernel.messages
+        if m["msg_type"] == "comm_msg"
+        and m["parent_header"].get("msg_id") == msg_id
+        and m["content"]["data"].get("method") == "update"
+    ]
+    span = updates[-1] - updates[0]
+    assert len(updates) >= 5
+    assert len(updates) / max(span, 1.0) <= 12, (len(updates), span)
+
+
+def test_step_mode_waits_for_the_human_and_records_the_edit(
+    kernel: KernelSession, server: ScriptedServer
+) -> None:
+    server.responder = Script(root=[repl("x = 1\nprint(x)"), repl("FINAL(x)")])
+    msg_id = kernel.start("%%rlm -c doc --mode step\nq")
+    kernel.pump(
+        lambda m: (
+            m["msg_type"] == "comm_open" and m["content"]["data"]["state"].get("description") == "Run step"
+        ),
+        timeout=10,
+    )
+    time.sleep(0.5)
+    editor = kernel.widget("TextareaModel")
+    kernel.set_value(editor, "x = 41 + 1\nprint(x)\n")
+    kernel.click(kernel.widget("ButtonModel", "Run step"))
+    time.sleep(0.5)
+    kernel.click(kernel.widget("ButtonModel", "Run step"))  # the second step, as proposed
+    assert kernel.wait_idle(msg_id, timeout=20) is not None
+    assert kernel.of(msg_id, "display_data")[-1]["content"]["data"]["text/markdown"] == "42"
+    second = [r for r in server.requests if r.is_root][-1].last_user
+    assert "A human edited your step 1" in second and "x = 41 + 1" in second
