@@ -53,6 +53,7 @@ def _parser() -> _Parser:
     p.add_argument("--mode", choices=["auto", "step"])
     p.add_argument("--no-widget", action="store_true")
     p.add_argument("--log-dir")
+    p.add_argument("--record", help="also save every LM reply to this file, for the replay backend")
     return p
 
 
@@ -115,6 +116,7 @@ class RLMMagics(Magics):
     log_dir = Unicode("", help="Where trajectories go; empty: $RLM_LOG_DIR or ~/.rlm_kernel/runs").tag(
         config=True
     )
+    record = Unicode("", help="Save every LM reply to this file, for the replay backend").tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
@@ -139,6 +141,7 @@ class RLMMagics(Magics):
             "mode",
             "widget",
             "log_dir",
+            "record",
             "max_concurrency",
             "max_budget",
             "backend_kwargs",
@@ -173,6 +176,7 @@ class RLMMagics(Magics):
                 max_budget=s["max_budget"],
                 prompt_profile=s["profile"] or None,
                 log_dir=s["log_dir"] or None,
+                record=s["record"] or None,
             )
         except RLMError as exc:
             raise UsageError(str(exc)) from None

@@ -1,0 +1,156 @@
+"""The magics in an in-process IPython shell: loading, options, configuration, the namespace."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+from scripted_server import Script, ScriptedServer
+
+
+def repl(code: str) -> str:
+    return f"```repl\n{code}\n```"
+
+
+@pytest.fixture
+def shell(
+    scripted_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> Iterator[InteractiveShell]:
+    monkeypatch.setenv("OPENAI_BASE_URL", scripted_server.openai_base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("RLM_LOG_DIR", str(tmp_path))
+    for var in ("RLM_BACKEND", "RLM_MODEL", "RLM_SUB_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "rlm_kernel")
+    ip.run_line_magic("config", "RLMMagics.model = 'gpt-4o-mini'")
+    yield ip
+    ip.run_line_magic("unload_ext", "rlm_kernel")
+    ip.config.pop("RLMMagics", None)
+    InteractiveShell.clear_instance()
+
+
+def run(ip: InteractiveShell, cell: str):
+    result = ip.run_cell(cell)
+    return result
+
+
+def test_load_and_unload_are_clean(shell: InteractiveShell) -> None:
+    assert "rlm" in shell.magics_manager.magics["line"] and "rlm" in shell.magics_manager.magics["cell"]
+    shell.run_line_magic("unload_ext", "rlm_kernel")
+    assert "rlm" not in shell.magics_manager.magics["line"]
+    assert "__rlm_magics__" not in shell.user_ns
+    assert shell.transform_cell("%rlm doc q?\n") != "await __rlm_magics__.arun('doc q?')\n"
+    shell.run_line_magic("load_ext", "rlm_kernel")
+    assert shell.transform_cell("%rlm doc what is it?\n") == "await __rlm_magics__.arun('doc what is it?')\n"
+
+
+def test_cell_magic_runs_in_the_users_namespace(
+    shell: InteractiveShell, scripted_server: ScriptedServer
+) -> None:
+    scripted_server.responder = Script(
+        root=[
+            repl("words = context.split()\nprint(len(words))"),
+            repl("FINAL(f'{len(words)} words about {len(context)} chars')"),
+        ]
+    )
+    shell.user_ns.update(doc="one two three", topic="counting", context="user's own", llm_query=42)
+    result = run(shell, "%%rlm -c doc -o res\nHow many words? The topic is {topic}.")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["res"].response == "3 words about 13 chars"
+    assert shell.user_ns["words"] == ["one", "two", "three"]  # the root's variables stay
+    assert shell.user_ns["context"] == "user's own" and shell.user_ns["llm_query"] == 42  # put back
+    assert shell.user_ns["answer"]["content"] == "3 words about 13 chars"
+    first = [r for r in scripted_server.requests if r.is_root][0].last_user
+    assert "The topic is counting." in first
+
+
+def test_line_magic_and_a_follow_up_run(shell: InteractiveShell, scripted_server: ScriptedServer) -> None:
+    scripted_server.responder = Script(
+        root=[repl("total = len(context)\nFINAL(total)"), repl("FINAL(total * 2)")]
+    )
+    shell.user_ns["doc"] = "x" * 21
+    assert run(shell, "%rlm doc How long is it?").success
+    assert shell.user_ns["_rlm"].response == "21"
+    shell.user_ns["total"] = 50  # the human changes a variable between runs
+    assert run(shell, "r2 = %rlm doc Double the total you found?").success
+    assert shell.user_ns["r2"].response == "100"
+
+
+def test_the_sync_magic_behaves_like_the_awaited_one(
+    shell: InteractiveShell, scripted_server: ScriptedServer
+) -> None:
+    scripted_server.responder = Script(root=[repl("FINAL(len(context))")])
+    shell.user_ns["doc"] = "abc"
+    result = shell.run_cell_magic("rlm", "-c doc -o direct", "q")
+    assert result.response == "3" and shell.user_ns["direct"] is result
+    scripted_server.responder = Script(root=[repl("FINAL(len(context))")])
+    asyncio.run(shell.user_ns["__rlm_magics__"].arun("-c doc -o awaited", "q"))
+    assert shell.user_ns["awaited"].response == "3"
+
+
+@pytest.mark.parametrize(
+    ("line", "cell", "words"),
+    [
+        ("missing what?", None, "No variable named 'missing'"),
+        ("", None, "needs a variable and a question"),
+        ("--max-depth two doc q", None, "invalid int value: 'two'"),
+        ("--backend nope doc q", None, "invalid choice: 'nope'"),
+        ("-o x", "q", "needs the variable holding the context"),
+        ("hint", None, "no run is active"),
+    ],
+)
+def test_user_mistakes_are_one_clear_line(shell: InteractiveShell, line, cell, words, capsys) -> None:
+    shell.user_ns["doc"] = "abc"
+    magics = shell.user_ns["__rlm_magics__"]
+    try:
+        magics.rlm(line, cell)
+    except UsageError as exc:
+        assert words in str(exc) and "\n" not in str(exc)
+    else:
+        assert words in capsys.readouterr().out
+
+
+def test_missing_key_is_one_line(shell: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    shell.user_ns["doc"] = "abc"
+    with pytest.raises(UsageError, match="set the OPENAI_API_KEY environment variable"):
+        shell.user_ns["__rlm_magics__"].rlm("doc q")
+
+
+def test_config_says_where_each_value_comes_from(shell: InteractiveShell, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("RLM_SUB_MODEL", "gpt-4o-mini-sub")
+    shell.run_line_magic("config", "RLMMagics.max_iterations = 7")
+    shell.run_line_magic("rlm", "config")
+    out = capsys.readouterr().out
+    lines = {line.split()[0]: line for line in out.splitlines()}
+    assert "'gpt-4o-mini'" in lines["model"] and "%config" in lines["model"]
+    assert "7" in lines["max_iterations"] and "%config" in lines["max_iterations"]
+    assert "gpt-4o-mini-sub" in lines["sub_model"] and "$RLM_SUB_MODEL" in lines["sub_model"]
+    assert "'openai'" in lines["backend"] and "default" in lines["backend"]
+    assert "set" in lines["OPENAI_API_KEY"] and "sk-test" not in out
+
+
+def test_environment_is_read_at_each_run(
+    shell: InteractiveShell, scripted_server: ScriptedServer, monkeypatch
+) -> None:
+    scripted_server.responder = Script(root=[repl("FINAL(1)")])
+    shell.config.RLMMagics.pop("model")
+    monkeypatch.setenv("RLM_MODEL", "model-from-env")
+    shell.user_ns["doc"] = "abc"
+    assert run(shell, "%rlm doc q").success
+    assert scripted_server.requests[-1].model == "model-from-env"
+
+
+def test_terminal_ipython_gets_plain_text_progress(
+    shell: InteractiveShell, scripted_server: ScriptedServer, capsys
+) -> None:
+    scripted_server.responder = Script(root=[repl("print('looking')"), repl("FINAL('done')")])
+    shell.user_ns["doc"] = "abc"
+    assert run(shell, "%rlm doc q").success
+    out = capsys.readouterr().out
+    assert "▶ step 1" in out and "looking" in out and "✔ answer" in out
