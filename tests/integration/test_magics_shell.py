@@ -64,7 +64,7 @@ def test_cell_magic_runs_in_the_users_namespace(
     assert shell.user_ns["words"] == ["one", "two", "three"]  # the root's variables stay
     assert shell.user_ns["context"] == "user's own" and shell.user_ns["llm_query"] == 42  # put back
     assert shell.user_ns["answer"]["content"] == "3 words about 13 chars"
-    first = [r for r in scripted_server.requests if r.is_root][0].last_user
+    first = next(r for r in scripted_server.requests if r.is_root).last_user
     assert "The topic is counting." in first
 
 
