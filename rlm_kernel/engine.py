@@ -125,6 +125,8 @@ class RLMRun:
         self.started = time.perf_counter()
         self._pending: _Pending | None = None
         self._hints: list[str] = []
+        self._human_steps: list[tuple[int, str, str]] = []
+        self._chars = 0
         self._edits: list[tuple[int, str, str]] = []
         self._final_turn = False
 
@@ -141,12 +143,14 @@ class RLMRun:
         self.state = "asking"
         self.turns += 1
         self._final_turn = final_turn
+        self._chars += len(content)
         self.emit(
             RootRequest(
                 **self._ids(),
                 turn=self.turns,
                 messages=len(self.messages),
-                chars=sum(len(m["content"]) for m in self.messages),
+                chars=self._chars,
+                content=content,
                 final_turn=final_turn,
             )
         )
@@ -185,16 +189,6 @@ class RLMRun:
     # -- the protocol ------------------------------------------------------------------
     def start(self) -> AskRoot:
         self._expect("new")
-        self.emit(
-            RunStarted(
-                **self._ids(),
-                question=self.question,
-                context_meta=self.context_meta,
-                model=self.model,
-                sub_model=self.sub_model,
-                settings=self.config.public(),
-            )
-        )
         opening = prompts.opening_messages(
             profile=self.config.profile,
             question=self.question,
@@ -204,6 +198,18 @@ class RLMRun:
             system=self.config.system_prompt,
         )
         self.messages = opening[:-1]
+        self._chars = sum(len(m["content"]) for m in self.messages)
+        self.emit(
+            RunStarted(
+                **self._ids(),
+                question=self.question,
+                context_meta=self.context_meta,
+                model=self.model,
+                sub_model=self.sub_model,
+                settings=self.config.public(),
+                prompt=[dict(m) for m in self.messages],
+            )
+        )
         return self._ask(opening[-1]["content"])
 
     def receive_reply(self, completion: Completion) -> Action:
@@ -265,13 +271,14 @@ class RLMRun:
         self._pending = None
         text = prompts.observation(
             pending.outputs,
+            human_steps=self._human_steps,
             skipped=len(pending.blocks) if pending.failed else 0,
             notes=pending.notes,
             hints=self._hints,
             edits=self._edits,
             remaining=self.config.max_iterations - self.turns,
         )
-        self._hints, self._edits = [], []
+        self._hints, self._edits, self._human_steps = [], [], []
         return self._next_turn(text)
 
     def receive_execution(
@@ -328,6 +335,21 @@ class RLMRun:
         """Guidance from the human for the root's next turn."""
         self._hints.append(text)
         self.emit(Hint(**self._ids(), text=text))
+
+    def human_step(self, code: str, output: str, error: str | None = None, elapsed_s: float = 0.0) -> int:
+        """A cell the human ran during the run joins its history; the root sees it next turn."""
+        if self.state == "done":
+            raise RuntimeError("RLMRun is 'done'; a finished run takes no more steps")
+        self.steps += 1
+        shown, cut = truncate(output, self.config.max_output_chars)
+        self.emit(StepStarted(**self._ids(), step=self.steps, code=code, author="human"))
+        self.emit(
+            StepFinished(
+                **self._ids(), step=self.steps, output=shown, error=error, elapsed_s=elapsed_s, cut_chars=cut
+            )
+        )
+        self._human_steps.append((self.steps, code, shown))
+        return self.steps
 
     def human_edit(self, step: int, proposed: str, executed: str) -> None:
         """Record that a human changed a proposed step before it ran; the root is told next turn."""

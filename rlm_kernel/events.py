@@ -59,6 +59,7 @@ class RunStarted(Event):
     model: str
     sub_model: str
     settings: dict[str, Any] = field(default_factory=dict)
+    prompt: list[dict[str, Any]] = field(default_factory=list)  # the fixed prefix: system prompt, examples
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,6 +68,9 @@ class RootRequest(Event):
     turn: int
     messages: int  # how many messages were sent
     chars: int
+    content: str = (
+        ""  # the new user turn; with the replies and RunStarted.prompt it rebuilds the conversation
+    )
     final_turn: bool = False
 
 

@@ -193,6 +193,7 @@ def observation(
     notes: Sequence[str] = (),
     hints: Sequence[str] = (),
     edits: Sequence[tuple[int, str, str]] = (),
+    human_steps: Sequence[tuple[int, str, str]] = (),
     remaining: int | None = None,
 ) -> str:
     """The user turn after code ran: each step's output, then what the human said or changed."""
@@ -208,6 +209,9 @@ def observation(
             f"A human edited your step {step} before it ran. You proposed:\n```\n{proposed.rstrip()}\n```\n"
             f"What actually ran:\n```\n{executed.rstrip()}\n```"
         )
+    for step, code, output in human_steps:
+        shown = f"Output:\n{output}" if output.strip() else "It printed nothing."
+        parts.append(f"The human ran a cell of their own (step {step}):\n```\n{code.rstrip()}\n```\n{shown}")
     parts.extend(notes)
     parts.extend(f"Hint from the human: {hint}" for hint in hints)
     if remaining is not None and remaining <= 2:

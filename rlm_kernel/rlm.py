@@ -19,7 +19,7 @@ from .lm import make_lm
 from .trajectory import TrajectoryWriter, default_log_dir
 from .usage import Usage, summarize
 
-__all__ = ["RLM", "RLMResult"]
+__all__ = ["RLM", "RLMResult", "OpenRun"]
 
 
 @dataclass
@@ -97,14 +97,16 @@ class RLM:
         self._lock = threading.Lock()
 
     # -- running -------------------------------------------------------------------------
-    def _begin(
+    def open(
         self,
         context: Any,
-        root_prompt: str | None,
-        namespace: MutableMapping[str, Any] | None,
-        executor: Executor | None,
-        subscribers: tuple[Callable[[Event], None], ...],
-    ) -> tuple[RunParts, list[Event], TrajectoryWriter | None]:
+        root_prompt: str | None = None,
+        *,
+        namespace: MutableMapping[str, Any] | None = None,
+        executor: Executor | None = None,
+        subscribers: tuple[Callable[[Event], None], ...] = (),
+    ) -> OpenRun:
+        """Prepare a run for a driver of your own (the notebook driver uses this); ``close`` it after."""
         bus = EventBus()
         events: list[Event] = []
         bus.subscribe(lambda e: None if isinstance(e, RootToken) else events.append(e))
@@ -127,33 +129,12 @@ class RLM:
             raise
         with self._lock:
             self._active, self._active_run = tree, parts
-        return parts, events, writer
+        return OpenRun(self, parts, events, writer)
 
-    def _end(
-        self,
-        parts: RunParts,
-        finish: Finish,
-        events: list[Event],
-        writer: TrajectoryWriter | None,
-        started: float,
-    ) -> RLMResult:
+    def _closed(self, parts: RunParts) -> None:
         with self._lock:
-            self._active = self._active_run = None
-        restored = parts.scaffold.close()
-        parts.tree.close()
-        if writer:
-            writer.close()
-        return RLMResult(
-            response=finish.response,
-            error=finish.error,
-            iterations=parts.run.iterations,
-            usage=summarize(events),
-            trajectory=events,
-            log_path=writer.path if writer else None,
-            execution_time=time.perf_counter() - started,
-            run_id=parts.run.run_id,
-            restored_names=restored,
-        )
+            if self._active_run is parts:
+                self._active = self._active_run = None
 
     def completion(
         self,
@@ -169,10 +150,8 @@ class RLM:
         ``namespace`` lets the root's code run in a dict of yours (the variables it makes stay
         there); ``subscribers`` receive every event as it happens.
         """
-        started = time.perf_counter()
-        parts, events, writer = self._begin(context, root_prompt, namespace, executor, subscribers)
-        finish = drive(parts)
-        return self._end(parts, finish, events, writer, started)
+        run = self.open(context, root_prompt, namespace=namespace, executor=executor, subscribers=subscribers)
+        return run.close(drive(run.parts))
 
     async def acompletion(
         self,
@@ -186,10 +165,8 @@ class RLM:
         """The async twin of :meth:`completion`: LM calls are awaited and code runs in a worker thread.
 
         ``approve(step, code)`` is awaited before each step and returns the code to run (step mode)."""
-        started = time.perf_counter()
-        parts, events, writer = self._begin(context, root_prompt, namespace, None, subscribers)
-        finish = await adrive(parts, approve)
-        return self._end(parts, finish, events, writer, started)
+        run = self.open(context, root_prompt, namespace=namespace, subscribers=subscribers)
+        return run.close(await adrive(run.parts, approve))
 
     # -- steering a run from another thread -------------------------------------------------
     def cancel(self) -> None:
@@ -205,3 +182,34 @@ class RLM:
             parts = self._active_run
         if parts is not None:
             parts.run.hint(text)
+
+
+class OpenRun:
+    """A prepared run: its parts for a driver, and ``close(finish)`` to release them and get the result."""
+
+    def __init__(
+        self, rlm: RLM, parts: RunParts, events: list[Event], writer: TrajectoryWriter | None
+    ) -> None:
+        self.rlm = rlm
+        self.parts = parts
+        self.events = events
+        self.writer = writer
+        self.started = time.perf_counter()
+
+    def close(self, finish: Finish) -> RLMResult:
+        self.rlm._closed(self.parts)
+        restored = self.parts.scaffold.close()
+        self.parts.tree.close()
+        if self.writer:
+            self.writer.close()
+        return RLMResult(
+            response=finish.response,
+            error=finish.error,
+            iterations=self.parts.run.iterations,
+            usage=summarize(self.events),
+            trajectory=self.events,
+            log_path=self.writer.path if self.writer else None,
+            execution_time=time.perf_counter() - self.started,
+            run_id=self.parts.run.run_id,
+            restored_names=restored,
+        )

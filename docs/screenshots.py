@@ -1,0 +1,371 @@
+"""Screenshots of the live ``%%rlm`` widget in JupyterLab, from a real headless browser, for the README.
+
+    python docs/screenshots.py                 # docs/images/widget-live.png, docs/images/widget-done.png
+    python docs/screenshots.py --theme dark    # the same with a -dark suffix, to check the dark theme
+
+Everything runs on 127.0.0.1 and needs no API key: the scripted LM server from the tests answers
+the root and the sub-calls, JupyterLab serves a notebook written to a temporary folder, and
+Chromium (``apt-get install chromium``; never downloaded by Playwright) drives it. Needs
+``pip install jupyterlab playwright`` in the environment that has rlm_kernel.
+
+The run: the root splits a 256,000-character report into 64 parts and asks a sub-model about
+each with one ``llm_query_batched`` (latencies spread over 3-8 s, 32 in flight at once), merges
+the hits with one ``llm_query``, then answers. ``widget-live.png`` is taken while the batch is
+in flight; ``widget-done.png`` after the run, when the widget has become static HTML followed by
+the Markdown answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from scripted_server import Reply, Request, Script, ScriptedServer  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+PARTS = 64
+PART_CHARS = 4000
+NOTEBOOK = "supplier-report.ipynb"
+
+# ------------------------------------------------------------------ the data and the scripted LM
+
+SUPPLIERS = [
+    "Acme Logistics",
+    "Borealis Paper",
+    "Cobalt Fasteners",
+    "Delta Resins",
+    "Evergreen Textiles",
+    "Fjord Glassworks",
+    "Granite Tooling",
+    "Harbor Freight Co",
+]
+LATE = {  # part number -> (supplier, order, due, arrived)
+    9: ("Northwind Metals", 4471, "3 March", "19 March"),
+    23: ("Cobalt Fasteners", 5120, "14 April", "2 May"),
+    41: ("Northwind Metals", 6033, "28 May", "11 June"),
+    58: ("Delta Resins", 7304, "9 July", "30 July"),
+}
+LATE_RE = re.compile(r"Order #(\d+) from ([A-Z][\w ]+?) was due (\d+ \w+) and arrived (\d+ \w+)")
+
+
+def make_report() -> str:
+    """64 parts of exactly PART_CHARS characters; four of them mention a late delivery."""
+    parts = []
+    for p in range(1, PARTS + 1):
+        lines = []
+        if p in LATE:
+            who, order, due, arrived = LATE[p]
+            lines.append(f"Order #{order} from {who} was due {due} and arrived {arrived}; the line stood idle.")
+        n = 0
+        while sum(len(x) + 1 for x in lines) < PART_CHARS:
+            n += 1
+            who = SUPPLIERS[(p * 7 + n) % len(SUPPLIERS)]
+            lines.append(f"Week {p:02d}, entry {n:02d}: {who} delivered order #{1000 + p * 40 + n} on time.")
+        parts.append("\n".join(lines)[:PART_CHARS - 1] + "\n")
+    return "".join(parts)
+
+
+def repl(text: str, code: str) -> str:
+    return f"{text}\n\n```repl\n{code.strip()}\n```"
+
+
+ROOT_REPLIES = [
+    repl(
+        "The report is long, so I'll split it into parts and ask a sub-model about each one at once.",
+        """
+parts = [context[i:i + 4000] for i in range(0, len(context), 4000)]
+print(len(parts), "parts of", len(parts[0]), "characters")
+findings = llm_query_batched([
+    f"Part {n} of {len(parts)} of a supplier report. Name each supplier that missed a delivery "
+    f"deadline in this part, with the dates, or answer 'none'.\\n\\n{part}"
+    for n, part in enumerate(parts, 1)
+])
+hits = [f for f in findings if f.strip().lower() != "none"]
+print(len(hits), "parts mention a missed deadline")
+""",
+    ),
+    repl(
+        "Four parts mention late deliveries. Let me merge them into one table.",
+        """
+summary = llm_query(
+    "Merge these findings into a Markdown table (supplier, order, due, arrived, days late), "
+    "then one line naming the suppliers:\\n" + "\\n".join(hits)
+)
+print(summary)
+""",
+    ),
+    repl(
+        "The table answers the question.",
+        """
+answer["content"] = summary
+answer["ready"] = True
+""",
+    ),
+]
+
+
+def _days(due: str, arrived: str) -> int:
+    import datetime as dt
+
+    parse = lambda s: dt.datetime.strptime(f"{s} 2026", "%d %B %Y")  # noqa: E731
+    return (parse(arrived) - parse(due)).days
+
+
+def sub_responder(request: Request) -> Reply:
+    prompt = request.last_user
+    if prompt.startswith("Merge"):
+        rows = LATE_RE.findall(prompt)
+        table = ["| supplier | order | due | arrived | days late |", "|---|---|---|---|---|"]
+        table += [f"| {who} | #{order} | {due} | {arr} | {_days(due, arr)} |" for order, who, due, arr in rows]
+        names = sorted({who for _, who, _, _ in rows})
+        text = (
+            f"**{len(names)} suppliers missed a delivery deadline**, in {len(rows)} orders:\n\n"
+            + "\n".join(table)
+            + f"\n\nLate: {', '.join(names)}."
+        )
+        return Reply(text=text, delay=1.5)
+    m = re.match(r"Part (\d+) of", prompt)
+    n = int(m.group(1)) if m else 1
+    delay = 3.0 + 5.0 * ((n * 29) % PARTS) / (PARTS - 1)  # spread over 3-8 s, in no simple order
+    found = LATE_RE.search(prompt)
+    if found:
+        order, who, due, arrived = found.groups()
+        return Reply(text=f"Order #{order} from {who} was due {due} and arrived {arrived}.", delay=delay)
+    return Reply(text="none", delay=delay)
+
+
+def make_script() -> Script:
+    return Script(root=[Reply(text=t, delay=1.0, token_delay=0.01) for t in ROOT_REPLIES], sub=sub_responder)
+
+
+# ------------------------------------------------------------------ the notebook and JupyterLab
+
+
+def cell(kind: str, source: str) -> dict:
+    c: dict = {"cell_type": kind, "metadata": {}, "source": source.strip("\n").splitlines(keepends=True)}
+    if kind == "code":
+        c.update(execution_count=None, outputs=[])
+    return c
+
+
+def write_notebook(folder: Path) -> None:
+    (folder / "report.txt").write_text(make_report())
+    nb = {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"},
+            "language_info": {"name": "python"},
+        },
+        "cells": [
+            cell("code", "%load_ext rlm_kernel"),
+            cell("code", 'doc = open("report.txt").read()\nprint(f"{len(doc):,} characters")'),
+            cell("code", "%%rlm -c doc\nWhich suppliers missed a delivery deadline, and by how many days?"),
+        ],
+    }
+    for i, c in enumerate(nb["cells"]):
+        c["id"] = f"cell-{i}"
+    (folder / NOTEBOOK).write_text(json.dumps(nb, indent=1))
+
+
+def write_settings(folder: Path, theme: str) -> None:
+    """User settings for this JupyterLab only: no news toast, the chosen theme."""
+    ext = folder / "@jupyterlab" / "apputils-extension"
+    ext.mkdir(parents=True)
+    (ext / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False})
+    )
+    name = "JupyterLab Dark" if theme == "dark" else "JupyterLab Light"
+    (ext / "themes.jupyterlab-settings").write_text(json.dumps({"theme": name}))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url: str, proc: subprocess.Popen, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"jupyter lab exited with {proc.returncode}; see its log above")
+        with contextlib.suppress(OSError):
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return
+        time.sleep(0.3)
+    raise SystemExit(f"jupyter lab did not answer {url} in {timeout:.0f} s")
+
+
+# ------------------------------------------------------------------ the browser
+
+RUN_ALL = """async () => {
+  const app = window.jupyterapp;
+  const panel = app.shell.currentWidget;
+  await panel.context.ready;
+  await panel.sessionContext.ready;
+  for (let i = 0; i < 600 && panel.sessionContext.session?.kernel?.status !== 'idle'; i++)
+    await new Promise(r => setTimeout(r, 100));
+  app.commands.execute('notebook:run-all-cells');   // not awaited: the run is watched from outside
+  return panel.sessionContext.session.kernel.status;
+}"""
+
+LIVE = """() => {
+  const p = document.querySelector('.jp-NotebookPanel .rlm-run progress');
+  return p !== null && p.value >= 20 && p.value <= 40;
+}"""
+
+DONE = """() => {
+  const outs = document.querySelectorAll('.jp-NotebookPanel .jp-Cell:last-child .jp-OutputArea-output');
+  const text = Array.from(outs).map(o => o.innerText).join('\\n');
+  return outs.length > 0 && !document.querySelector('.jp-NotebookPanel .widget-button')
+    && text.includes('suppliers missed a delivery deadline') && /RLM .*done/.test(text);
+}"""
+
+BOX = """() => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const cells = panel.querySelectorAll('.jp-Cell');
+  const first = cells[0].getBoundingClientRect(), last = cells[cells.length - 1].getBoundingClientRect();
+  const nb = panel.querySelector('.jp-Notebook').getBoundingClientRect();
+  const scroller = panel.querySelector('.jp-WindowedPanel-outer') || panel.querySelector('.jp-Notebook');
+  return {x: nb.left, y: first.top, width: nb.width, height: last.bottom - first.top,
+          overflow: scroller.scrollHeight - scroller.clientHeight};
+}"""
+
+
+def shoot(page, path: Path, width: int) -> None:
+    """The notebook's cells, grown to fit: the viewport is made tall enough that nothing scrolls."""
+    box = page.evaluate(BOX)
+    if box["overflow"] > 0:
+        page.set_viewport_size({"width": width, "height": page.viewport_size["height"] + box["overflow"] + 40})
+        page.wait_for_timeout(400)
+        box = page.evaluate(BOX)
+    pad = 8
+    page.mouse.move(0, 0)
+    page.screenshot(
+        path=str(path),
+        clip={
+            "x": max(box["x"] - pad, 0),
+            "y": max(box["y"] - pad, 0),
+            "width": box["width"] + 2 * pad,
+            "height": box["height"] + 2 * pad,
+        },
+    )
+    print(f"wrote {path.relative_to(ROOT)} ({path.stat().st_size // 1024} KiB)")
+
+
+def drive(url: str, out: Path, suffix: str, width: int, height: int) -> None:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=2)
+            page.goto(url)
+            page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget", timeout=90_000)
+            page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=60_000)
+            page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")
+            print("kernel:", page.evaluate(RUN_ALL))
+            page.wait_for_function(LIVE, timeout=60_000, polling=100)
+            page.wait_for_timeout(150)  # let the last update paint
+            shoot(page, out / f"widget-live{suffix}.png", width)
+            page.set_viewport_size({"width": width, "height": height})
+            page.wait_for_function(DONE, timeout=90_000, polling=200)
+            page.evaluate("() => window.jupyterapp.commands.execute('notebook:enter-command-mode')")
+            page.wait_for_timeout(500)
+            shoot(page, out / f"widget-done{suffix}.png", width)
+        finally:
+            browser.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--theme", choices=["light", "dark"], default="light")
+    parser.add_argument("--width", type=int, default=1100)
+    parser.add_argument("--height", type=int, default=900)
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "images")
+    args = parser.parse_args()
+    if not Path(CHROMIUM).exists():
+        raise SystemExit(f"{CHROMIUM} not found: apt-get install chromium")
+    args.out.mkdir(parents=True, exist_ok=True)
+    suffix = "" if args.theme == "light" else f"-{args.theme}"
+
+    tmp = Path(tempfile.mkdtemp(prefix="rlm-screens-"))
+    lab: subprocess.Popen | None = None
+    server = ScriptedServer(make_script()).start()
+    try:
+        work = tmp / "notebooks"
+        work.mkdir()
+        write_notebook(work)
+        write_settings(tmp / "settings", args.theme)
+        token, port = secrets.token_hex(16), free_port()
+        env = {
+            **os.environ,
+            "OPENAI_BASE_URL": server.openai_base_url,
+            "OPENAI_API_KEY": "sk-scripted",
+            "RLM_MODEL": "gpt-4o-mini",
+            "RLM_LOG_DIR": str(tmp / "runs"),
+            "JUPYTERLAB_SETTINGS_DIR": str(tmp / "settings"),
+            "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"),
+            "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
+        }
+        for var in ("RLM_BACKEND", "RLM_SUB_MODEL"):
+            env.pop(var, None)
+        lab = subprocess.Popen(
+            [
+                sys.executable, "-m", "jupyter", "lab",
+                "--allow-root", "--no-browser",
+                "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+                f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={work}",
+                "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=open(tmp / "lab.log", "w"),  # noqa: SIM115
+        )
+        base = f"http://127.0.0.1:{port}"
+        wait_http(f"{base}/api/status?token={token}", lab)
+        drive(f"{base}/lab/tree/{NOTEBOOK}?token={token}&reset", args.out, suffix, args.width, args.height)
+        print(f"{len(server.requests)} LM requests answered, at most {server.max_in_flight} at once")
+    except BaseException:
+        log = tmp / "lab.log"
+        if log.exists():
+            sys.stderr.write("--- jupyter lab log (tail) ---\n" + log.read_text()[-4000:])
+        raise
+    finally:
+        if lab is not None:
+            lab.terminate()
+            try:
+                lab.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                lab.kill()
+        server.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
