@@ -269,9 +269,9 @@ def shoot(page, path: Path, width: int) -> None:
     page.screenshot(
         path=str(path),
         clip={
-            "x": max(box["x"] - pad, 0),
+            "x": box["x"],
             "y": max(box["y"] - pad, 0),
-            "width": box["width"] + 2 * pad,
+            "width": box["width"],
             "height": box["height"] + 2 * pad,
         },
     )

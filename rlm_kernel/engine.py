@@ -356,6 +356,13 @@ class RLMRun:
         self._edits.append((step, proposed, executed))
         self.emit(HumanEdit(**self._ids(), step=step, proposed=proposed, executed=executed))
 
+    def human_answer(self, content: str) -> Finish:
+        """The human set the answer (``answer["ready"] = True`` in a cell of their own): the run ends."""
+        if self.state == "done":
+            return Finish(self.response, self.error)
+        self._pending = None
+        return self._answer(content, "answer")
+
     def abort(self, error: RLMError | str) -> Finish:
         """End the run now (cancel, budget, provider failure), keeping what it had."""
         if self.state == "done":

@@ -23,7 +23,7 @@ from .base import ExecResult
 
 __all__ = ["LocalExecutor", "capture_output", "run_code"]
 
-_buffers: ContextVar[tuple[io.StringIO, io.StringIO] | None] = ContextVar("rlm_capture", default=None)
+_buffers: ContextVar[tuple[io.StringIO, io.StringIO, bool] | None] = ContextVar("rlm_capture", default=None)
 _install_lock = threading.Lock()
 _installed = 0
 _originals: tuple[TextIO, TextIO] | None = None
@@ -41,6 +41,8 @@ class _Router(io.TextIOBase):
         buffers = _buffers.get()
         if buffers is None:
             return self._fallback.write(s)
+        if buffers[2]:  # tee: the front end sees it too
+            self._fallback.write(s)
         return buffers[self._index].write(s)
 
     def flush(self) -> None:
@@ -55,19 +57,22 @@ class _Router(io.TextIOBase):
 
 
 class capture_output:  # noqa: N801 - used like contextlib's lower-case managers
-    """Catch this thread's stdout and stderr until exit."""
+    """Catch this thread's stdout and stderr until exit; with ``tee``, let them through as well."""
+
+    def __init__(self, tee: bool = False) -> None:
+        self.tee = tee
 
     def __enter__(self) -> tuple[io.StringIO, io.StringIO]:
         global _installed, _originals
-        self.buffers = (io.StringIO(), io.StringIO())
+        out, err = io.StringIO(), io.StringIO()
         with _install_lock:
             if _installed == 0:
                 _originals = (sys.stdout, sys.stderr)
                 sys.stdout = _Router(0, sys.stdout)  # type: ignore[assignment]
                 sys.stderr = _Router(1, sys.stderr)  # type: ignore[assignment]
             _installed += 1
-        self._token = _buffers.set(self.buffers)
-        return self.buffers
+        self._token = _buffers.set((out, err, self.tee))
+        return out, err
 
     def __exit__(self, *exc: object) -> None:
         global _installed, _originals

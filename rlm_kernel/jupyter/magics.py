@@ -122,6 +122,8 @@ class RLMMagics(Magics):
         super().__init__(shell=shell, **kwargs)
         self.active: RLM | None = None
         self._cancel_approval: Callable[[], None] | None = None
+        self.notebook: Any = None  # NotebookMode, set by the RLM Python kernel
+        self._told_fallback = False
 
     # -- settings ------------------------------------------------------------------------------
     def _explicit(self, name: str) -> bool:
@@ -187,16 +189,32 @@ class RLMMagics(Magics):
     def rlm(self, line: str, cell: str | None = None) -> RLMResult | None:
         """%rlm VAR question | %rlm config | %rlm hint TEXT | %rlm stop | %%rlm -c VAR [options]."""
         job = self._parse(line, cell)
-        if not isinstance(job, _Job):
-            return job
+        if not isinstance(job, _Job) or self._in_cells(job, cell):
+            return None
         return self._finish(job, self._run_blocking(job))
 
     async def arun_result(self, line: str, cell: str | None = None) -> RLMResult | None:
         """What a transformed ``x = %rlm ...`` awaits: the same run on the async driver."""
         job = self._parse(line, cell)
-        if not isinstance(job, _Job):
+        if not isinstance(job, _Job) or self._in_cells(job, cell):
             return None
         return self._finish(job, await self._run_async(job))
+
+    def _in_cells(self, job: _Job, cell: str | None) -> bool:
+        """In the RLM Python kernel with the JupyterLab extension, a %%rlm run's steps become cells."""
+        if cell is None or self.notebook is None:
+            return False
+        if not self.notebook.connected:
+            if not self._told_fallback:
+                print(
+                    "Steps are shown in this cell. To get each step as a notebook cell, open the notebook "
+                    "in JupyterLab with the rlm_kernel extension (pip install rlm-kernel)."
+                )
+                self._told_fallback = True
+            return False
+        parent = self.shell.kernel.get_parent() or {}
+        self.notebook.start(job, (parent.get("metadata") or {}).get("cellId"))
+        return True
 
     async def arun(self, line: str, cell: str | None = None) -> None:
         """What a transformed ``%%rlm`` cell or ``%rlm`` statement awaits (the result is in ``--out``)."""
