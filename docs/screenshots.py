@@ -275,7 +275,8 @@ def shoot(page, path: Path, width: int) -> None:
             "height": box["height"] + 2 * pad,
         },
     )
-    print(f"wrote {path.relative_to(ROOT)} ({path.stat().st_size // 1024} KiB)")
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    print(f"wrote {shown} ({path.stat().st_size // 1024} KiB)")
 
 
 def drive(url: str, out: Path, suffix: str, width: int, height: int) -> None:
@@ -345,7 +346,7 @@ def main() -> None:
             ],
             env=env,
             stdout=subprocess.DEVNULL,
-            stderr=open(tmp / "lab.log", "w"),  # noqa: SIM115
+            stderr=open(tmp / "lab.log", "w"),
         )
         base = f"http://127.0.0.1:{port}"
         wait_http(f"{base}/api/status?token={token}", lab)

@@ -198,6 +198,9 @@ def observation(
 ) -> str:
     """The user turn after code ran: each step's output, then what the human said or changed."""
     parts = []
+    for step, code, output in human_steps:  # they ran before the root's latest steps finished
+        shown = f"Output:\n{output}" if output.strip() else "It printed nothing."
+        parts.append(f"The human ran a cell of their own (step {step}):\n```\n{code.rstrip()}\n```\n{shown}")
     for step, text in outputs:
         parts.append(
             f"Output of step {step}:\n{text}" if text.strip() else f"Step {step} ran and printed nothing."
@@ -209,9 +212,6 @@ def observation(
             f"A human edited your step {step} before it ran. You proposed:\n```\n{proposed.rstrip()}\n```\n"
             f"What actually ran:\n```\n{executed.rstrip()}\n```"
         )
-    for step, code, output in human_steps:
-        shown = f"Output:\n{output}" if output.strip() else "It printed nothing."
-        parts.append(f"The human ran a cell of their own (step {step}):\n```\n{code.rstrip()}\n```\n{shown}")
     parts.extend(notes)
     parts.extend(f"Hint from the human: {hint}" for hint in hints)
     if remaining is not None and remaining <= 2:

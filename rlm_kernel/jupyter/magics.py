@@ -250,16 +250,20 @@ class RLMMagics(Magics):
     def _subcommand(self, command: str, arg: str) -> None:
         if command == "config":
             self._print_config()
-        elif self.active is None:
+            return
+        in_cells = self.notebook.active if self.notebook is not None else None
+        if self.active is None and in_cells is None:
             print(f"%rlm {command}: no run is active.")
         elif command == "hint":
             if not arg.strip():
                 raise UsageError("%rlm hint needs text: %rlm hint look at chapter 3")
-            self.active.hint(arg.strip())
+            (in_cells or self.active).hint(arg.strip())
             print("Hint noted for the root's next turn.")
         else:
+            if in_cells is not None:
+                in_cells.stop()
             self._stop()
-            print("Stopping the active run.")
+            print("Stopped the active run.")
 
     def _print_config(self) -> None:
         rows = [(s.name, repr(s.value), s.source) for s in self.settings()]

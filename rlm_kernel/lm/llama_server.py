@@ -6,19 +6,32 @@ the Anthropic-style ``/v1/messages`` is served too, at :attr:`LlamaServer.url`).
 
 Lifecycle: ``LlamaServer(...)`` is created stopped; :meth:`~LlamaServer.start`
 loads the model (about 1-2 s for the 0.5B model) and returns once ``/health``
-answers ok; :meth:`~LlamaServer.stop` closes the port and frees the model.
+answers ok; :meth:`~LlamaServer.stop` closes the port and frees the model
+(a stream in flight ends within about a second, without a finish reason).
 ``xllamacpp.Server`` has no stop method: its C++ destructor stops the HTTP
 server, ends the decoding loop and frees the model, and runs as soon as the last
 reference to the Python object goes. So this class holds the only reference and
 drops it in ``stop()``.
 
 Settings that matter on a small CPU machine (measured on 2 cores, 0.5B Q4_K_M,
-~1,450-token prompt): threads = physical cores (one more thread than cores
-halves the speed); flash attention on (llama.cpp's ``auto`` picks it on CPU;
-off halves prompt reading and generation); the default batch sizes (2048/512)
-are as good as any; the context size barely changes the speed but each
-parallel slot gets its own ``n_ctx``. ``n_parallel=2`` serves two requests
-at once with ~10-40 % more total throughput, each one slower.
+~1,450-token prompt: ~140 tokens/s reading, ~33 tokens/s generating):
+
+- threads = physical cores, llama.cpp's default: 3 threads on 2 cores halves
+  both speeds. Two servers (two processes) busy at once on the same cores are
+  far worse than half: generation fell to 5-7 tokens/s each with 2 threads
+  each, 18 each with 1 thread each. Hence one shared server per process.
+- flash attention on (``auto`` picks it on CPU): ~30 % faster prompt reading.
+- the default batch sizes (2048/512) and the context size barely matter for
+  speed; llama.cpp splits ``n_ctx`` between the parallel slots, so this class
+  multiplies it by ``n_parallel``. ``n_parallel=2`` serves two requests at once
+  with ~10-40 % more total throughput, each one slower.
+- prompt caching is on: a request that repeats the previous prompt's prefix
+  reads only the new tokens (a 1,500-token conversation plus a question: 0.2 s).
+
+Qwen2.5's ChatML template (through llama.cpp's Jinja) renders any order of
+roles: consecutive assistant or user turns, an assistant turn first. Without a
+leading system message it inserts Qwen's default one ("You are Qwen, created by
+Alibaba Cloud..."); a trailing assistant message is continued, not closed.
 
 :func:`shared_server` keeps one started server per model and settings for the
 whole process, so that tests and notebooks that start many runs pay the start

@@ -10,14 +10,13 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import openai
 import pytest
 
 from rlm_kernel import models
-from rlm_kernel.lm.llama_server import LlamaServer, LocalServerError, shared_server, stop_shared_servers
+from rlm_kernel.lm.llama_server import LlamaServer, LocalServerError, shared_server
 
 pytestmark = pytest.mark.local_model
 
@@ -28,10 +27,9 @@ def model_file() -> Path:
 
 
 @pytest.fixture(scope="module")
-def server(model_file: Path) -> Iterator[LlamaServer]:
-    srv = shared_server(model_file, n_ctx=2048)
-    yield srv
-    stop_shared_servers()
+def server(model_file: Path) -> LlamaServer:
+    # Shared with any other test asking for the same settings; stopped at exit.
+    return shared_server(model_file, n_ctx=2048)
 
 
 def _client(server: LlamaServer) -> openai.OpenAI:
@@ -95,6 +93,14 @@ def test_template_accepts_consecutive_assistant_turns(server: LlamaServer) -> No
 def test_shared_server_is_reused(server: LlamaServer, model_file: Path) -> None:
     assert shared_server(model_file, n_ctx=2048) is server
     assert server.running and server.n_ctx == 2048
+
+
+def test_a_stopped_shared_server_starts_again(model_file: Path) -> None:
+    small = shared_server(model_file, n_ctx=512)
+    assert small is not shared_server(model_file, n_ctx=2048)
+    small.stop()
+    assert shared_server(model_file, n_ctx=512) is small and small.running
+    small.stop()
 
 
 def _rss_mb() -> float:

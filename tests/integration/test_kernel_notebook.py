@@ -1,0 +1,186 @@
+"""The RLM Python kernel in notebook mode: a real kernel, and the tests play the extension's part."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+from frontend import FrontEnd
+from kernel_session import KernelSession
+from scripted_server import Reply, Script, ScriptedServer
+
+
+def repl(code: str) -> str:
+    return f"Next step.\n```repl\n{code}\n```"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ScriptedServer]:
+    with ScriptedServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def kernel(server: ScriptedServer, tmp_path) -> Iterator[KernelSession]:
+    env = {
+        "OPENAI_BASE_URL": server.openai_base_url,
+        "OPENAI_API_KEY": "sk-test",
+        "RLM_MODEL": "gpt-4o-mini",
+        "RLM_LOG_DIR": str(tmp_path),
+    }
+    server.requests.clear()
+    with KernelSession("rlm-python", env) as session:
+        assert session.execute("doc = 'abcdefg' * 3")["status"] == "ok"
+        yield session
+
+
+def root_requests(server: ScriptedServer) -> list:
+    return [r for r in server.requests if r.is_root]
+
+
+def test_auto_mode_runs_each_step_as_a_cell_to_the_answer(
+    kernel: KernelSession, server: ScriptedServer
+) -> None:
+    server.responder = Script(root=[repl("n = len(context)\nprint(n)"), repl("FINAL(n * 2)")])
+    front = FrontEnd(kernel)
+    rlm_cell = front.run_cell("%%rlm -c doc\nHow long, doubled?", "the-rlm-cell")
+    started = front.next("run_started")
+    assert started["cell_id"] == "the-rlm-cell" and started["mode"] == "auto"
+    finished = front.drive()
+    assert finished["answer"] == "42" and finished["error"] is None
+    assert finished["after_cell_id"] == front.cells[2]
+    proposals = front.received("propose_step")
+    assert [p["step"] for p in proposals] == [1, 2]
+    assert proposals[0]["after_cell_id"] == "the-rlm-cell" and proposals[1]["after_cell_id"] == front.cells[1]
+    assert "Next step." in proposals[0]["reply"]
+    assert [e["step"] for e in front.received("step_executed")] == [1, 2]
+    # the step's output went to the root, and the result is in the namespace
+    assert "Output of step 1:\n21" in root_requests(server)[1].last_user
+    check = front.run_cell("print(_rlm.response, n)")
+    assert kernel.text(check).strip() == "42 21"
+    # the %%rlm cell's view was updated in place and ends with the answer
+    updates = [m for _, m in kernel.messages if m["msg_type"] == "update_display_data"]
+    assert "Answer:</b> 42" in updates[-1]["content"]["data"]["text/html"]
+    assert kernel.of(rlm_cell, "display_data")  # the view lives in the %%rlm cell
+    assert front.received("events")  # sub-call and step updates for the side panel
+
+
+def test_step_mode_with_an_edited_step(kernel: KernelSession, server: ScriptedServer) -> None:
+    server.responder = Script(root=[repl("x = 1\nprint(x)"), repl("FINAL(x)")])
+    front = FrontEnd(kernel, on_propose=lambda data: None)  # the human reviews each cell
+    front.run_cell("%%rlm -c doc --mode step\nq")
+    proposal = front.next("propose_step")
+    assert proposal["mode"] == "step"
+    front.accept(proposal)
+    time.sleep(0.3)
+    assert len(root_requests(server)) == 1  # nothing happens until the human runs the cell
+    front.run_cell("x = 41 + 1\nprint(x)", front.cells[1])  # edited, then run
+    second = front.next("propose_step")
+    request = root_requests(server)[1].last_user
+    assert (
+        "A human edited your step 1" in request
+        and "x = 41 + 1" in request
+        and "Output of step 1:\n42" in request
+    )
+    assert front.received("step_executed")[0]["edited"] is True
+    front.accept(second)
+    front.run_cell(second["code"], front.cells[2])
+    assert front.next("run_finished")["answer"] == "42"
+    check = front.run_cell("print([e.kind for e in _rlm.trajectory if e.kind == 'human_edit'])")
+    assert kernel.text(check).strip() == "['human_edit']"
+
+
+def test_a_human_cell_joins_the_run_and_can_answer(kernel: KernelSession, server: ScriptedServer) -> None:
+    server.responder = Script(root=[repl("print('step one')"), repl("print('step two')")])
+    front = FrontEnd(kernel, on_propose=lambda data: None)
+    front.run_cell("%%rlm -c doc --mode step\nq")
+    front.accept(front.next("propose_step"))
+    front.run_cell("mine = context.upper()[:3]\nprint(mine)")  # the human's own cell, mid-run
+    front.run_cell("print('step one')", front.cells[1])
+    front.next("propose_step")
+    request = root_requests(server)[1].last_user
+    assert (
+        "The human ran a cell of their own" in request
+        and "mine = context.upper()[:3]" in request
+        and "ABC" in request
+    )
+    front.run_cell("answer['content'] = mine\nanswer['ready'] = True")
+    finished = front.next("run_finished")
+    assert finished["answer"] == "ABC"
+
+
+def test_pause_resume_and_stop(kernel: KernelSession, server: ScriptedServer) -> None:
+    server.responder = Script(root=[repl("a = 1"), Reply(text=repl("b = 2"), delay=1.0), repl("c = 3")])
+    front = FrontEnd(kernel)
+    front.run_cell("%%rlm -c doc\nq")
+    first = front.next("propose_step")
+    front.send("pause", run_id=first["run_id"])
+    assert front.next("run_state")["paused"] is True
+    front.accept(first)  # the root is asked for step 2 while paused...
+    time.sleep(1.5)
+    assert len(front.received("propose_step")) == 1  # ...but its step is held back
+    front.send("resume", run_id=first["run_id"])
+    front.accept(front.next("propose_step"))
+    front.next("propose_step")
+    front.send("stop", run_id=first["run_id"])
+    finished = front.next("run_finished")
+    assert finished["answer"] is None and "stopped by the user" in finished["error"]
+    check = front.run_cell("print(a, b, 'c' in dir())")
+    assert kernel.text(check).strip() == "1 2 False"
+
+
+def test_interrupt_during_a_step(kernel: KernelSession, server: ScriptedServer) -> None:
+    server.responder = Script(root=[repl("import time\ntime.sleep(30)")])
+    front = FrontEnd(kernel, on_propose=lambda data: None)
+    front.run_cell("%%rlm -c doc\nq")
+    proposal = front.next("propose_step")
+    front.accept(proposal)
+    msg = kernel.kc.session.msg(
+        "execute_request",
+        {
+            "code": proposal["code"],
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": True,
+        },
+        metadata={"cellId": front.cells[1]},
+    )
+    kernel.kc.shell_channel.send(msg)
+    time.sleep(1.0)
+    kernel.km.interrupt_kernel()
+    finished = front.next("run_finished", timeout=5)
+    assert "interrupted" in finished["error"]
+    assert front.run_cell("1 + 1") and kernel.execute("print('alive')")["status"] == "ok"
+
+
+def test_the_kernel_answers_other_requests_between_steps(
+    kernel: KernelSession, server: ScriptedServer
+) -> None:
+    server.responder = Script(root=[Reply(text=repl("x = 1"), delay=3.0), repl("FINAL(x)")])
+    front = FrontEnd(kernel)
+    front.run_cell("%%rlm -c doc\nq")
+    started = time.monotonic()
+    other = front.run_cell("print(6 * 7)")  # while the root LM is thinking
+    assert kernel.text(other).strip() == "42" and time.monotonic() - started < 1.5
+    info = kernel.kc.kernel_info(reply=True, timeout=2)
+    assert info["content"]["implementation"] == "rlm_kernel"
+    front.run_cell("%rlm hint look at the end")
+    assert front.drive()["answer"] == "1"
+    assert "Hint from the human: look at the end" in root_requests(server)[1].last_user
+
+
+def test_without_the_extension_it_falls_back_and_says_so(
+    kernel: KernelSession, server: ScriptedServer
+) -> None:
+    server.responder = Script(root=[repl("FINAL(len(context))")])
+    msg_id = kernel.start("%%rlm -c doc\nq")
+    kernel.wait_idle(msg_id)
+    assert "JupyterLab with the rlm_kernel extension" in kernel.text(msg_id)
+    assert kernel.of(msg_id, "display_data")[-1]["content"]["data"]["text/markdown"] == "21"
+    server.responder = Script(root=[repl("FINAL(len(context))")])
+    again = kernel.start("%%rlm -c doc\nq")
+    kernel.wait_idle(again)
+    assert "rlm_kernel extension" not in kernel.text(again)  # said once
