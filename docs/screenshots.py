@@ -260,9 +260,11 @@ BOX = """() => {
 def shoot(page, path: Path, width: int) -> None:
     """The notebook's cells, grown to fit: the viewport is made tall enough that nothing scrolls."""
     box = page.evaluate(BOX)
-    if box["overflow"] > 0:
-        page.set_viewport_size({"width": width, "height": page.viewport_size["height"] + box["overflow"] + 40})
-        page.wait_for_timeout(400)
+    for _ in range(5):  # a live run keeps adding rows while the viewport grows
+        if box["overflow"] <= 0:
+            break
+        page.set_viewport_size({"width": width, "height": page.viewport_size["height"] + box["overflow"] + 200})
+        page.wait_for_timeout(300)
         box = page.evaluate(BOX)
     pad = 8
     page.mouse.move(0, 0)
@@ -279,13 +281,13 @@ def shoot(page, path: Path, width: int) -> None:
     print(f"wrote {shown} ({path.stat().st_size // 1024} KiB)")
 
 
-def drive(url: str, out: Path, suffix: str, width: int, height: int) -> None:
+def drive(url: str, out: Path, suffix: str, width: int, height: int, scale: float) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=2)
+            page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=scale)
             page.goto(url)
             page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget", timeout=90_000)
             page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=60_000)
@@ -308,6 +310,7 @@ def main() -> None:
     parser.add_argument("--theme", choices=["light", "dark"], default="light")
     parser.add_argument("--width", type=int, default=1100)
     parser.add_argument("--height", type=int, default=900)
+    parser.add_argument("--scale", type=float, default=1.5, help="device pixels per CSS pixel")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "images")
     args = parser.parse_args()
     if not Path(CHROMIUM).exists():
@@ -350,7 +353,7 @@ def main() -> None:
         )
         base = f"http://127.0.0.1:{port}"
         wait_http(f"{base}/api/status?token={token}", lab)
-        drive(f"{base}/lab/tree/{NOTEBOOK}?token={token}&reset", args.out, suffix, args.width, args.height)
+        drive(f"{base}/lab/tree/{NOTEBOOK}?token={token}&reset", args.out, suffix, args.width, args.height, args.scale)
         print(f"{len(server.requests)} LM requests answered, at most {server.max_in_flight} at once")
     except BaseException:
         log = tmp / "lab.log"

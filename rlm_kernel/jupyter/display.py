@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 
 from ..events import Event
+from ..trajectory import notebook_metadata
 from .render import render_run
 from .state import RunState
 
@@ -40,6 +41,7 @@ class WidgetView:
         self._last_flush = 0.0
         self._handle = None
         self.flushes = 0
+        self.events: list[Event] = []
 
     def _stop(self, on_stop: Callable[[], None]) -> None:
         self.stop_button.disabled = True
@@ -54,6 +56,7 @@ class WidgetView:
 
     def __call__(self, event: Event) -> None:
         with self._lock:
+            self.events.append(event)
             self.state.apply(event)
             if self._timer is None:
                 wait = max(0.0, self.min_interval - (time.monotonic() - self._last_flush))
@@ -70,7 +73,8 @@ class WidgetView:
         self.flushes += 1
 
     def finish(self) -> str:
-        """Stop updating; leave the run as static HTML in place of the widget. Returns that HTML."""
+        """Stop updating; leave the run as static HTML in place of the widget, with its trajectory
+        in the output's metadata (``rlm_kernel.trajectory.from_notebook`` reads it back)."""
         from IPython.display import HTML
 
         with self._lock:
@@ -78,8 +82,9 @@ class WidgetView:
                 self._timer.cancel()
                 self._timer = None
             html = render_run(self.state)
+            events = list(self.events)
         if self._handle is not None:
-            self._handle.update(HTML(html))
+            self._handle.update(HTML(html), metadata=notebook_metadata(events))
         self.box.close()
         self.body.close()
         self.stop_button.close()

@@ -23,6 +23,7 @@ from ..executors.base import ExecResult
 from ..executors.local import capture_output
 from ..lm.base import Completion
 from ..repl import compact_traceback
+from ..trajectory import notebook_metadata
 from .render import render_run
 from .state import RunState
 
@@ -342,10 +343,14 @@ class NotebookRun:
         }
 
     def _finish(self, finish: Finish) -> None:
-        """Release the run; its view in the ``%%rlm`` cell ends with the answer or the reason it stopped."""
+        """Release the run; its view in the ``%%rlm`` cell ends with the answer or the reason it stopped,
+        and keeps the trajectory in its metadata."""
+        from IPython.display import HTML
+
         self.result = self.open.close(finish)
         self.mode.shell.user_ns[self.job.out] = self.result
         self._flush()
+        self._display.update(HTML(render_run(self.state)), metadata=notebook_metadata(self.result.trajectory))
         self.mode.send(
             "run_finished",
             run_id=self.run_id,

@@ -89,6 +89,10 @@ def test_step_mode_with_an_edited_step(kernel: KernelSession, server: ScriptedSe
     assert front.next("run_finished")["answer"] == "42"
     check = front.run_cell("print([e.kind for e in _rlm.trajectory if e.kind == 'human_edit'])")
     assert kernel.text(check).strip() == "['human_edit']"
+    # the %%rlm cell's last output keeps the trajectory, edit included, for from_notebook
+    final = [m for _, m in kernel.messages if m["msg_type"] == "update_display_data"][-1]["content"]
+    kinds = [e["kind"] for e in final["metadata"]["rlm_kernel"]["events"]]
+    assert kinds[0] == "run_started" and "human_edit" in kinds and kinds[-1] == "run_ended"
 
 
 def test_a_human_cell_joins_the_run_and_can_answer(kernel: KernelSession, server: ScriptedServer) -> None:

@@ -1,0 +1,112 @@
+"""Trajectories as data: a notebook run under nbclient (no extension: the fallback path), read back
+with ``from_notebook``, and exported as fine-tuning samples with human edits as targets."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import nbformat
+from nbclient import NotebookClient
+from scripted_server import Script
+
+from rlm_kernel.events import HumanEdit, RootReply, RootRequest, RunEnded, RunStarted, StepStarted
+from rlm_kernel.export import conversations, samples
+from rlm_kernel.trajectory import from_notebook
+
+
+def repl(code: str) -> str:
+    return f"```repl\n{code}\n```"
+
+
+def test_fallback_notebook_keeps_its_trajectory_and_exports(scripted_server, tmp_path, monkeypatch):
+    scripted_server.responder = Script(root=[repl("n = len(context)\nprint(n)"), repl("FINAL(n + 1)")])
+    monkeypatch.setenv("OPENAI_BASE_URL", scripted_server.openai_base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("RLM_MODEL", "gpt-4o-mini")
+    monkeypatch.setenv("RLM_LOG_DIR", str(tmp_path / "runs"))
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("doc = 'x' * 41"),
+        nbformat.v4.new_code_cell("%%rlm -c doc\nHow long?"),
+    ]
+    nb.metadata["kernelspec"] = {"name": "rlm-python", "display_name": "RLM Python", "language": "python"}
+    NotebookClient(nb, timeout=60, kernel_name="rlm-python").execute()
+    path = tmp_path / "run.ipynb"
+    nbformat.write(nb, path)
+
+    outputs = nb.cells[1].outputs
+    assert any("rlm_kernel extension" in o.get("text", "") for o in outputs)  # said how to get cell mode
+    assert any(o.get("data", {}).get("text/markdown") == "42" for o in outputs)
+    events = from_notebook(path)
+    assert [e.kind for e in events][0] == "run_started" and events[-1].kind == "run_ended"
+    assert events[-1].response == "42"
+
+    exported = tmp_path / "sft.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "rlm_kernel.export", str(path), "-o", str(exported)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "2 samples from 1 runs" in done.stderr
+    rows = [json.loads(line) for line in exported.read_text().splitlines()]
+    assert [r["turn"] for r in rows] == [1, 2]
+    last = rows[1]["messages"]
+    assert last[0]["role"] == "system" and last[-1]["role"] == "assistant"
+    assert "FINAL(n + 1)" in last[-1]["content"] and "Output of step 1:\n41" in last[-2]["content"]
+    # the JSONL log gives the same samples
+    log = next((tmp_path / "runs").glob("*.jsonl"))
+    from_log = subprocess.run(
+        [sys.executable, "-m", "rlm_kernel.export", str(log)], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert [json.loads(r)["messages"] for r in from_log] == [r["messages"] for r in rows]
+
+
+def _run(run_id="r1", edited=True, answer="7"):
+    yield RunStarted(
+        run_id=run_id,
+        question="q",
+        context_meta={},
+        model="m",
+        sub_model="m",
+        prompt=[{"role": "system", "content": "sys"}],
+    )
+    yield RootRequest(run_id=run_id, turn=1, messages=2, chars=10, content="first")
+    yield RootReply(run_id=run_id, turn=1, text="Look:\n```repl\nx = 1\n```", model="m")
+    yield StepStarted(run_id=run_id, step=1, code="x = 1\n")
+    if edited:
+        yield HumanEdit(run_id=run_id, step=1, proposed="x = 1\n", executed="x = 2\n")
+    yield RootRequest(run_id=run_id, turn=2, messages=4, chars=20, content="Output of step 1: ...")
+    yield RootReply(run_id=run_id, turn=2, text="```repl\nFINAL(x)\n```", model="m")
+    yield RunEnded(run_id=run_id, response=answer, error=None, iterations=2, elapsed_s=1.0)
+
+
+def test_a_human_edit_becomes_the_target_and_the_history():
+    (conv,) = conversations(_run())
+    assert conv.turns[0].edited and conv.turns[0].target == "Look:\n```repl\nx = 2\n```"
+    rows = list(samples(conv))
+    assert rows[0]["messages"][-1]["content"] == "Look:\n```repl\nx = 2\n```"
+    assert rows[1]["messages"][2]["content"] == "Look:\n```repl\nx = 2\n```"  # corrected in the history too
+    assert [m["role"] for m in rows[1]["messages"]] == ["system", "user", "assistant", "user", "assistant"]
+    assert sum(len(m["content"]) for m in rows[0]["messages"]) == 30
+    assert list(samples(conv, max_chars=30)) == [rows[0]]  # the longer second sample is capped out
+
+
+def test_filters_drop_failed_and_one_turn_runs(tmp_path):
+    events = [*_run("good"), *_run("failed", answer=None)]
+    log = tmp_path / "t.jsonl"
+    log.write_text("".join(json.dumps(e.to_dict()) + "\n" for e in events))
+    out = subprocess.run(
+        [sys.executable, "-m", "rlm_kernel.export", str(log)], capture_output=True, text=True, check=True
+    )
+    assert {json.loads(r)["run_id"] for r in out.stdout.splitlines()} == {"good"}
+    assert "1 runs dropped" in out.stderr
+    out = subprocess.run(
+        [sys.executable, "-m", "rlm_kernel.export", str(log), "--min-turns", "3"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout == ""
