@@ -40,7 +40,7 @@ def test_fallback_notebook_keeps_its_trajectory_and_exports(scripted_server, tmp
     assert any("rlm_kernel extension" in o.get("text", "") for o in outputs)  # said how to get cell mode
     assert any(o.get("data", {}).get("text/markdown") == "42" for o in outputs)
     events = from_notebook(path)
-    assert [e.kind for e in events][0] == "run_started" and events[-1].kind == "run_ended"
+    assert events[0].kind == "run_started" and events[-1].kind == "run_ended"
     assert events[-1].response == "42"
 
     exported = tmp_path / "sft.jsonl"
@@ -90,8 +90,8 @@ def test_a_human_edit_becomes_the_target_and_the_history():
     assert rows[0]["messages"][-1]["content"] == "Look:\n```repl\nx = 2\n```"
     assert rows[1]["messages"][2]["content"] == "Look:\n```repl\nx = 2\n```"  # corrected in the history too
     assert [m["role"] for m in rows[1]["messages"]] == ["system", "user", "assistant", "user", "assistant"]
-    assert sum(len(m["content"]) for m in rows[0]["messages"]) == 30
-    assert list(samples(conv, max_chars=30)) == [rows[0]]  # the longer second sample is capped out
+    first_size = sum(len(m["content"]) for m in rows[0]["messages"])
+    assert list(samples(conv, max_chars=first_size)) == [rows[0]]  # the longer second sample is capped out
 
 
 def test_filters_drop_failed_and_one_turn_runs(tmp_path):
