@@ -78,13 +78,15 @@ def make_report() -> str:
         lines = []
         if p in LATE:
             who, order, due, arrived = LATE[p]
-            lines.append(f"Order #{order} from {who} was due {due} and arrived {arrived}; the line stood idle.")
+            lines.append(
+                f"Order #{order} from {who} was due {due} and arrived {arrived}; the line stood idle."
+            )
         n = 0
         while sum(len(x) + 1 for x in lines) < PART_CHARS:
             n += 1
             who = SUPPLIERS[(p * 7 + n) % len(SUPPLIERS)]
             lines.append(f"Week {p:02d}, entry {n:02d}: {who} delivered order #{1000 + p * 40 + n} on time.")
-        parts.append("\n".join(lines)[:PART_CHARS - 1] + "\n")
+        parts.append("\n".join(lines)[: PART_CHARS - 1] + "\n")
     return "".join(parts)
 
 
@@ -139,7 +141,9 @@ def sub_responder(request: Request) -> Reply:
     if prompt.startswith("Merge"):
         rows = LATE_RE.findall(prompt)
         table = ["| supplier | order | due | arrived | days late |", "|---|---|---|---|---|"]
-        table += [f"| {who} | #{order} | {due} | {arr} | {_days(due, arr)} |" for order, who, due, arr in rows]
+        table += [
+            f"| {who} | #{order} | {due} | {arr} | {_days(due, arr)} |" for order, who, due, arr in rows
+        ]
         names = sorted({who for _, who, _, _ in rows})
         text = (
             f"**{len(names)} suppliers missed a delivery deadline**, in {len(rows)} orders:\n\n"
@@ -214,7 +218,7 @@ def wait_http(url: str, proc: subprocess.Popen, timeout: float = 90) -> None:
         if proc.poll() is not None:
             raise SystemExit(f"jupyter lab exited with {proc.returncode}; see its log above")
         with contextlib.suppress(OSError):
-            with urllib.request.urlopen(url, timeout=2) as r:
+            with urllib.request.urlopen(url, timeout=2) as r:  # noqa: S310 (http on 127.0.0.1)
                 if r.status == 200:
                     return
         time.sleep(0.3)
@@ -263,7 +267,9 @@ def shoot(page, path: Path, width: int) -> None:
     for _ in range(5):  # a live run keeps adding rows while the viewport grows
         if box["overflow"] <= 0:
             break
-        page.set_viewport_size({"width": width, "height": page.viewport_size["height"] + box["overflow"] + 200})
+        page.set_viewport_size(
+            {"width": width, "height": page.viewport_size["height"] + box["overflow"] + 200}
+        )
         page.wait_for_timeout(300)
         box = page.evaluate(BOX)
     pad = 8
@@ -289,7 +295,9 @@ def drive(url: str, out: Path, suffix: str, width: int, height: int, scale: floa
         try:
             page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=scale)
             page.goto(url)
-            page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget", timeout=90_000)
+            page.wait_for_function(
+                "() => window.jupyterapp && window.jupyterapp.shell.currentWidget", timeout=90_000
+            )
             page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=60_000)
             page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")
             print("kernel:", page.evaluate(RUN_ALL))
@@ -341,11 +349,19 @@ def main() -> None:
             env.pop(var, None)
         lab = subprocess.Popen(
             [
-                sys.executable, "-m", "jupyter", "lab",
-                "--allow-root", "--no-browser",
-                "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-                f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={work}",
-                "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
+                sys.executable,
+                "-m",
+                "jupyter",
+                "lab",
+                "--allow-root",
+                "--no-browser",
+                "--ServerApp.ip=127.0.0.1",
+                f"--ServerApp.port={port}",
+                "--ServerApp.port_retries=0",
+                f"--IdentityProvider.token={token}",
+                f"--ServerApp.root_dir={work}",
+                "--LabApp.expose_app_in_browser=True",
+                "--LabApp.news_url=None",
             ],
             env=env,
             stdout=subprocess.DEVNULL,
@@ -353,7 +369,14 @@ def main() -> None:
         )
         base = f"http://127.0.0.1:{port}"
         wait_http(f"{base}/api/status?token={token}", lab)
-        drive(f"{base}/lab/tree/{NOTEBOOK}?token={token}&reset", args.out, suffix, args.width, args.height, args.scale)
+        drive(
+            f"{base}/lab/tree/{NOTEBOOK}?token={token}&reset",
+            args.out,
+            suffix,
+            args.width,
+            args.height,
+            args.scale,
+        )
         print(f"{len(server.requests)} LM requests answered, at most {server.max_in_flight} at once")
     except BaseException:
         log = tmp / "lab.log"

@@ -9,7 +9,8 @@ Every message is one line and says what to do next.
     ├── BudgetExceeded       max_budget / max_tokens / max_timeout reached across the run tree
     ├── RunCancelled         stopped by the user (Stop, interrupt, ``cancel()``)
     ├── ReplayMismatch       a replayed run asked for something the recording lacks
-    └── ModelFetchError      the local model could not be fetched or failed its checksum
+    ├── ModelFetchError      the local model could not be fetched or failed its checksum
+    └── LocalServerError     llama.cpp's server could not start
 
 Errors in the root LM's own code are not raised: they are data in the step's
 observation and the root reads them as text.
@@ -26,6 +27,7 @@ __all__ = [
     "RunCancelled",
     "ReplayMismatch",
     "ModelFetchError",
+    "LocalServerError",
 ]
 
 
@@ -84,3 +86,7 @@ class ReplayMismatch(RLMError):
 
 class ModelFetchError(RLMError):
     """The default local model could not be fetched or verified."""
+
+
+class LocalServerError(RLMError):
+    """llama.cpp's server (the local backend) failed to start or answer."""

@@ -35,7 +35,7 @@ class WidgetView:
         )
         self.stop_button.on_click(lambda _: self._stop(on_stop))
         self.controls = widgets.HBox([self.stop_button])
-        self.box = widgets.VBox([self.body, self.controls])
+        self.box = widgets.VBox([self.controls, self.body])
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
         self._last_flush = 0.0
@@ -81,7 +81,7 @@ class WidgetView:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
-            html = render_run(self.state)
+            html = render_run(self.state, answer=False)  # the Markdown answer follows it
             events = list(self.events)
         if self._handle is not None:
             self._handle.update(HTML(html), metadata=notebook_metadata(events))
@@ -122,9 +122,9 @@ class StepApproval:
         self._future = self._loop.create_future()
         self.editor.value = code
         self.view.controls.children = (self.view.stop_button, self.run_button)
-        self.view.box.children = (self.view.body, self.editor, self.view.controls)
+        self.view.box.children = (self.view.controls, self.view.body, self.editor)
         try:
             return await self._future
         finally:
-            self.view.box.children = (self.view.body, self.view.controls)
+            self.view.box.children = (self.view.controls, self.view.body)
             self.view.controls.children = (self.view.stop_button,)

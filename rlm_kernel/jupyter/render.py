@@ -1,5 +1,10 @@
-"""HTML for a run: the live widget's body and the static summary left in the notebook are the same
-markup, so a saved notebook shows the run on GitHub and nbviewer without widget state."""
+"""HTML for a run. The live widget and the static summary left in the notebook share this markup, so
+a saved notebook shows the run on GitHub and nbviewer without widget state.
+
+Live views are redrawn up to ten times a second, which would reset any ``<details>`` the user
+opened; so the live form has none: finished steps shrink to one line, the step in progress is
+shown whole, and its running calls come first. The final form is fully collapsible.
+"""
 
 from __future__ import annotations
 
@@ -9,36 +14,66 @@ from .state import CallRow, RunState, StepView
 
 __all__ = ["render_run", "highlight"]
 
-MAX_ROWS = 300
-STATUS = {"running": "⏳ running", "done": "✓ done", "error": "✗ error", "cancelled": "⊘ cancelled"}
+LIVE_ROWS = 12  # calls listed while running; the final summary lists them all (scrolling)
+_BRAND = "var(--jp-brand-color1, #7c4dff)"
+_MUTED = "var(--jp-ui-font-color2, #666)"
 _STYLE = (
     "font-family: var(--jp-ui-font-family, sans-serif); font-size: 12.5px; line-height: 1.45;"
-    " border-left: 3px solid #7c4dff; padding: 4px 10px; margin: 2px 0"
+    f" border-left: 3px solid {_BRAND}; padding: 4px 10px; margin: 2px 0"
 )
 _PRE = (
     "white-space: pre-wrap; margin: 4px 0; padding: 6px 8px; max-height: 24em; overflow: auto;"
-    " background: var(--jp-layout-color2, #f5f5f5); border-radius: 3px; font-size: 12px"
+    " background: var(--jp-layout-color2, #f5f5f5); border-radius: 3px; font-size: 12px;"
+    " font-family: var(--jp-code-font-family, monospace); text-align: left"
 )
+_TD = "text-align: left; padding: 1px 12px 1px 0; white-space: nowrap; vertical-align: top"
+_NUM = "text-align: right; padding: 1px 12px 1px 0; white-space: nowrap; font-variant-numeric: tabular-nums"
+_STATUS = {
+    "running": f'<span style="color:{_BRAND}">●</span> running',
+    "done": '<span style="color:var(--jp-success-color1, #2e7d32)">✓</span> done',
+    "error": '<span style="color:var(--jp-error-color1, #c62828)">✗</span> error',
+    "cancelled": f'<span style="color:{_MUTED}">⊘</span> cancelled',
+}
+_CUT = (
+    "max-width: 0; width: 50%; overflow: hidden; text-overflow: ellipsis;"
+    " white-space: nowrap; text-align: left"
+)
+_ORDER = {"running": 0, "error": 1, "cancelled": 2, "done": 3}
+
+
+def _token_colours() -> list[tuple[object, str]]:
+    from pygments.token import Comment, Keyword, Name, Number, Operator, String
+
+    return [
+        (Comment, "var(--jp-mirror-editor-comment-color, #408080)"),
+        (Keyword, "var(--jp-mirror-editor-keyword-color, #008000)"),
+        (Name.Builtin, "var(--jp-mirror-editor-builtin-color, #008000)"),
+        (Name.Function, "var(--jp-mirror-editor-def-color, #0000ff)"),
+        (Name.Class, "var(--jp-mirror-editor-def-color, #0000ff)"),
+        (String, "var(--jp-mirror-editor-string-color, #ba2121)"),
+        (Number, "var(--jp-mirror-editor-number-color, #080)"),
+        (Operator, "var(--jp-mirror-editor-operator-color, #aa22ff)"),
+    ]
 
 
 def highlight(code: str) -> str:
-    """Python code as HTML with inline colours (pygments), or escaped text without it."""
+    """Python code as HTML coloured with JupyterLab's editor colours, so it reads in light and dark
+    themes (plain escaped text where pygments is missing)."""
     try:
-        from pygments import highlight as pyg_highlight
-        from pygments.formatters import HtmlFormatter
+        from pygments import lex
         from pygments.lexers import PythonLexer
     except ImportError:
         return f'<pre style="{_PRE}">{escape(code)}</pre>'
-    formatter = HtmlFormatter(noclasses=True, nobackground=True, cssstyles=_PRE)
-    return pyg_highlight(code, PythonLexer(), formatter)
+    colours = _token_colours()
+    spans = []
+    for token, text in lex(code, PythonLexer()):
+        colour = next((c for t, c in colours if token in t), None)  # type: ignore[operator]
+        spans.append(f'<span style="color:{colour}">{escape(text)}</span>' if colour else escape(text))
+    return f'<pre style="{_PRE}">{"".join(spans).rstrip()}</pre>'
 
 
 def _money(cost: float | None) -> str:
-    return "—" if cost is None else f"${cost:.4f}"
-
-
-def _tokens(n_in: int, n_out: int) -> str:
-    return f"{n_in:,} in / {n_out:,} out"
+    return "" if cost is None else f"${cost:.4f}"
 
 
 def _header(state: RunState) -> str:
@@ -46,94 +81,119 @@ def _header(state: RunState) -> str:
     if not state.ended:
         status = f"running · {state.running_calls()} call(s) in flight"
     elif state.error:
-        status = f"ended: {escape(state.error)}"
+        status = f'<span style="color:var(--jp-error-color1, #c62828)">ended: {escape(state.error)}</span>'
     else:
         status = "done"
-    cost = "unknown" if total.cost is None else f"${total.cost:.4f}"
+    models = escape(state.model)
+    if state.sub_model and state.sub_model not in (state.model, "-"):
+        models += f" (sub-calls: {escape(state.sub_model)})"
+    cached = f" · {total.cached_tokens:,} cached" if total.cached_tokens else ""
+    cost = "cost unknown" if total.cost is None else f"${total.cost:.4f}"
     return (
-        f"<div><b>RLM</b> · {escape(state.model)} (sub-calls: {escape(state.sub_model)}) · {status}</div>"
-        f'<div style="color: var(--jp-ui-font-color2, #555)">{total.calls} LM call(s) · '
-        f"{_tokens(total.input_tokens, total.output_tokens)} tokens · {total.cached_tokens:,} cached · "
-        f"cost {cost} · {state.elapsed_s:.1f} s</div>"
+        f"<div><b>RLM</b> · {models} · {status}</div>"
+        f'<div style="color:{_MUTED}">{total.calls} LM call(s) · {total.input_tokens:,} in / '
+        f"{total.output_tokens:,} out tokens{cached} · {cost} · {state.elapsed_s:.1f} s</div>"
     )
 
 
-def _row(row: CallRow) -> str:
-    latency = "" if row.latency_s is None else f"{row.latency_s:.2f} s"
-    prompt = escape(row.prompt)
-    short = prompt if len(prompt) <= 60 else prompt[:60] + "…"
-    error = (
-        f'<div style="color:#c62828">{escape(row.error)}</div>'
-        if row.error and row.error != "cancelled"
-        else ""
-    )
+def _row(row: CallRow, show_depth: bool) -> str:
+    done = row.status != "running"
+    tokens = f"{row.input_tokens:,} in / {row.output_tokens:,} out" if done else ""
+    latency = f"{row.latency_s:.2f} s" if done and row.latency_s is not None else ""
+    reply = row.error if row.error and row.error != "cancelled" else row.reply
+    cut = _CUT
+    depth = f'<td style="{_NUM}">{row.depth}</td>' if show_depth else ""
     return (
-        f"<tr><td>{STATUS.get(row.status, row.status)}</td><td>{escape(row.kind)}</td>"
-        f"<td>{escape(row.model)}</td><td>{row.depth}</td>"
-        f"<td>{_tokens(row.input_tokens, row.output_tokens)}</td>"
-        f"<td>{latency}</td><td>{_money(row.cost)}</td>"
-        f"<td><details><summary>{short}</summary><div style='white-space:pre-wrap'>{prompt}</div></details>"
-        f"{error}</td></tr>"
+        f'<tr><td style="{_TD}">{_STATUS.get(row.status, escape(row.status))}</td>'
+        f'<td style="{_TD}">{escape(row.model)}</td>{depth}'
+        f'<td style="{_NUM}">{tokens}</td><td style="{_NUM}">{latency}</td>'
+        f'<td style="{_NUM}">{_money(row.cost)}</td>'
+        f'<td style="{cut}" title="{escape(row.prompt)}">{escape(row.prompt[:300])}</td>'
+        f'<td style="{cut}" title="{escape(reply or "")}">{escape((reply or "")[:300])}</td></tr>'
     )
 
 
-def _calls(view: StepView) -> str:
+def _calls(view: StepView, live: bool) -> str:
     if not view.calls:
         return ""
     parts = []
     for batch_id, (done, size) in view.batches().items():
+        model = next(r.model for r in view.calls.values() if r.batch_id == batch_id)
         parts.append(
-            f"<div>batch {escape(batch_id)}: "
-            f'<progress value="{done}" max="{size}"></progress> {done}/{size}</div>'
+            f"<div>llm_query_batched × {size} · {escape(model)} "
+            f'<progress value="{done}" max="{size}" style="width: 16em; accent-color: {_BRAND}"></progress> '
+            f"{done}/{size} done{f' · {size - done} running' if done < size else ''}</div>"
         )
-    rows = list(view.calls.values())
-    shown = "".join(_row(r) for r in rows[:MAX_ROWS])
-    more = f"<div>… {len(rows) - MAX_ROWS} more</div>" if len(rows) > MAX_ROWS else ""
-    head = "".join(
-        f"<th style='text-align:left'>{h}</th>"
-        for h in ("status", "kind", "model", "depth", "tokens", "latency", "cost", "prompt")
+    rows = (
+        sorted(view.calls.values(), key=lambda r: _ORDER.get(r.status, 9))
+        if live
+        else list(view.calls.values())
     )
-    running = sum(r.status == "running" for r in rows)
-    open_ = " open" if running else ""
-    return (
-        "".join(parts)
-        + f"<details{open_}><summary>{len(rows)} sub-call(s)</summary>"
-        + f"<table style='border-collapse: collapse; font-size: 12px'><tr>{head}</tr>{shown}</table>{more}"
-        + "</details>"
+    shown = rows[:LIVE_ROWS] if live else rows
+    show_depth = any(r.depth for r in rows)
+    head = [
+        "status",
+        "model",
+        *(["depth"] if show_depth else []),
+        "tokens",
+        "latency",
+        "cost",
+        "prompt",
+        "reply",
+    ]
+    th = "".join(
+        f'<th style="{_TD}; position: sticky; top: 0; background: var(--jp-layout-color1, #fff)">{h}</th>'
+        for h in head
     )
+    table = (
+        '<div style="max-height: 22em; overflow-y: auto">'
+        '<table style="border-collapse: collapse; font-size: 12px; width: 100%">'
+        f"<tr>{th}</tr>{''.join(_row(r, show_depth) for r in shown)}</table></div>"
+    )
+    more = (
+        f'<div style="color:{_MUTED}">… and {len(rows) - len(shown)} more</div>'
+        if len(shown) < len(rows)
+        else ""
+    )
+    if live:
+        return "".join(parts) + table + more
+    return "".join(parts) + f"<details><summary>{len(rows)} sub-call(s)</summary>{table}</details>"
 
 
-def _step(view: StepView, is_last: bool) -> str:
-    bits = []
+def _summary(view: StepView) -> str:
+    bits = [f"Step {view.step}"]
     if view.calls:
         bits.append(f"{len(view.calls)} sub-call(s)")
     if view.elapsed_s is not None:
         bits.append(f"{view.elapsed_s:.2f} s")
     if view.error:
-        bits.append("error")
+        bits.append('<span style="color:var(--jp-error-color1, #c62828)">error</span>')
     if view.edited:
         bits.append("edited by a human")
-    summary = f"Step {view.step}" + (" · " + " · ".join(bits) if bits else "")
-    output = ""
+    return " · ".join(bits)
+
+
+def _output(view: StepView) -> str:
     if view.output is None:
-        output = "<div><i>running…</i></div>"
-    elif view.output.strip():
-        output = f'<pre style="{_PRE}">{escape(view.output)}</pre>'
-    return (
-        f"<details{' open' if is_last else ''}><summary>{summary}</summary>"
-        f"{highlight(view.code)}{output}{_calls(view)}</details>"
-    )
+        return f'<div style="color:{_MUTED}"><i>running…</i></div>'
+    return f'<pre style="{_PRE}">{escape(view.output)}</pre>' if view.output.strip() else ""
 
 
-def render_run(state: RunState) -> str:
-    """The whole run as one HTML fragment."""
+def _step(view: StepView, current: bool, live: bool) -> str:
+    body = highlight(view.code) + _output(view) + _calls(view, live and current)
+    if live:
+        return f"<div><b>▾ {_summary(view)}</b>{body}</div>" if current else f"<div>▸ {_summary(view)}</div>"
+    return f"<details{' open' if current else ''}><summary>{_summary(view)}</summary>{body}</details>"
+
+
+def render_run(state: RunState, *, live: bool | None = None, answer: bool = True) -> str:
+    """The whole run as one HTML fragment: live (no collapsible parts) while it runs, else final."""
+    live = not state.ended if live is None else live
     parts = [_header(state)]
     last = state.current_step
-    parts.extend(
-        _step(view, view.step == last) for view in sorted(state.steps.values(), key=lambda v: v.step)
-    )
+    parts.extend(_step(v, v.step == last, live) for v in sorted(state.steps.values(), key=lambda v: v.step))
     if state.streaming and not state.ended:
-        parts.append(f'<div style="{_PRE}">root ▸ {escape(state.streaming)}</div>')
-    if state.answer is not None and state.ended:
-        parts.append(f"<div><b>Answer:</b> {escape(state.answer[:2000])}</div>")
+        parts.append(f'<pre style="{_PRE}">root ▸ {escape(state.streaming)}</pre>')
+    if answer and state.answer is not None and state.ended:
+        parts.append(f'<div><b>Answer:</b></div><pre style="{_PRE}">{escape(state.answer[:4000])}</pre>')
     return f'<div class="rlm-run" style="{_STYLE}">' + "".join(parts) + "</div>"

@@ -42,6 +42,7 @@ class CallRow:
     error: str | None = None
     batch_id: str | None = None
     batch_size: int = 1
+    reply: str = ""
 
 
 @dataclass
@@ -156,6 +157,7 @@ class RunState:
                 row.status = "cancelled" if event.error == "cancelled" else "error" if event.error else "done"
                 row.input_tokens, row.output_tokens = event.input_tokens, event.output_tokens
                 row.latency_s, row.cost, row.error = event.latency_s, event.cost, event.error
+                row.reply = event.response_preview
         elif isinstance(event, AnswerSet) and top:
             self.answer = event.content
         elif isinstance(event, RunEnded) and top:

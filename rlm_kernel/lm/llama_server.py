@@ -50,15 +50,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rlm_kernel.errors import ConfigError, RLMError
+from rlm_kernel.errors import ConfigError, LocalServerError
 
 __all__ = ["LlamaServer", "LocalServerError", "shared_server", "stop_shared_servers"]
 
 _HOST = "127.0.0.1"
-
-
-class LocalServerError(RLMError):
-    """The in-process llama.cpp server could not start, or was used while stopped."""
 
 
 def _default_threads() -> int:

@@ -61,7 +61,8 @@ def test_auto_mode_runs_each_step_as_a_cell_to_the_answer(
     assert kernel.text(check).strip() == "42 21"
     # the %%rlm cell's view was updated in place and ends with the answer
     updates = [m for _, m in kernel.messages if m["msg_type"] == "update_display_data"]
-    assert "Answer:</b> 42" in updates[-1]["content"]["data"]["text/html"]
+    final_view = updates[-1]["content"]["data"]["text/html"]
+    assert "<b>Answer:</b>" in final_view and ">42</pre>" in final_view
     assert kernel.of(rlm_cell, "display_data")  # the view lives in the %%rlm cell
     assert front.received("events")  # sub-call and step updates for the side panel
 

@@ -51,7 +51,8 @@ def test_a_cell_runs_in_the_users_namespace(kernel: KernelSession, server: Scrip
     assert shown[-1]["content"]["data"]["text/markdown"] == "10 parts"
     # The live widget was replaced by static HTML of the same run.
     update = kernel.of(msg_id, "update_display_data")[-1]["content"]["data"]["text/html"]
-    assert "Step 1" in update and "10 sub-call(s)" in update and "10 parts" in update
+    assert "Step 1" in update and "10 sub-call(s)" in update and "<details" in update
+    assert "Answer:" not in update  # the Markdown answer follows it instead
     assert "put back" in kernel.text(msg_id)
     check = kernel.start("print(context, len(parts), len(r), answer['content'], _rlm.usage.sub.calls)")
     kernel.wait_idle(check)

@@ -1,0 +1,119 @@
+/**
+ * What the extension does with each protocol message and kernel change, as pure functions:
+ * where a cell goes, what it holds, when the comm opens. `notebook.ts` carries these out.
+ */
+
+import {
+  KERNEL_NAME,
+  type AnswerCellMeta,
+  type Mode,
+  type ProposeStepMsg,
+  type RunFinishedMsg,
+  type StepCellMeta
+} from './protocol';
+
+/**
+ * Whether a kernel speaks the protocol: the `rlm-python` kernelspec, or any kernelspec whose
+ * metadata declares `rlm_kernel.protocol` (a copy installed under another name).
+ */
+export function isRlmKernel(name: string | null | undefined, specMetadata?: unknown): boolean {
+  if (name === KERNEL_NAME) {
+    return true;
+  }
+  if (typeof specMetadata !== 'object' || specMetadata === null) {
+    return false;
+  }
+  const declared = (specMetadata as Record<string, unknown>).rlm_kernel;
+  return typeof declared === 'object' && declared !== null && 'protocol' in declared;
+}
+
+export type CommAction = 'open' | 'drop' | 'none';
+
+/** Kernel states in which the kernel process (and so its comms) is gone or going. */
+const GONE = new Set(['restarting', 'autorestarting', 'dead', 'terminating', 'unknown']);
+/** Kernel states in which a comm_open will be answered. */
+const ALIVE = new Set(['idle', 'busy']);
+
+/**
+ * What to do with the panel's comm when its kernel's status changes. A restart keeps the kernel
+ * connection but loses the kernel's comms: drop ours on `restarting`, open a new one once the
+ * kernel is back (`idle`).
+ */
+export function commAction(hasComm: boolean, isRlm: boolean, status: string): CommAction {
+  if (!isRlm || GONE.has(status)) {
+    return hasComm ? 'drop' : 'none';
+  }
+  return !hasComm && ALIVE.has(status) ? 'open' : 'none';
+}
+
+/** Where a new cell goes: right after `afterCellId`, or at the end when that cell is gone. */
+export function insertIndex(cellIds: readonly string[], afterCellId: string | null): number {
+  const at = afterCellId === null ? -1 : cellIds.indexOf(afterCellId);
+  return at === -1 ? cellIds.length : at + 1;
+}
+
+/** After inserting a proposed step: run it (auto), or hand it to the human for review (step). */
+export function onProposal(mode: Mode): 'run' | 'review' {
+  return mode === 'auto' ? 'run' : 'review';
+}
+
+export function stepCellMeta(msg: ProposeStepMsg): StepCellMeta {
+  return {
+    run_id: msg.run_id,
+    step: msg.step,
+    author: 'root',
+    proposed: msg.code,
+    reply: msg.reply
+  };
+}
+
+/** A step's metadata once the human edited it before running: `proposed` keeps the root's code. */
+export function editedMeta(meta: StepCellMeta): StepCellMeta {
+  return { ...meta, author: 'human-edited' };
+}
+
+export interface CellSpec<M> {
+  source: string;
+  metadata: { rlm: M };
+}
+
+/** The Markdown cell that closes a run: its answer, or why it ended without one. */
+export function answerCell(msg: RunFinishedMsg): CellSpec<AnswerCellMeta> {
+  const usage = msg.usage ? `\n\n<small>${escapeHtml(msg.usage)}</small>` : '';
+  if (msg.answer !== null) {
+    return {
+      source: `**RLM answer**\n\n${msg.answer}${usage}`,
+      metadata: { rlm: { run_id: msg.run_id, answer: true } }
+    };
+  }
+  const why = msg.error ?? 'the run ended without an answer';
+  return {
+    source: `**RLM run ended without an answer:** ${why}${usage}`,
+    metadata: { rlm: { run_id: msg.run_id, answer: true, error: true } }
+  };
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** What the toolbar offers for a panel: hidden unless RLM-connected, enabled during a run. */
+export interface ToolbarState {
+  visible: boolean;
+  enabled: boolean;
+  mode: Mode;
+  paused: boolean;
+}
+
+export function toolbarState(
+  connected: boolean,
+  active: { mode: Mode; paused: boolean; status: string } | null
+): ToolbarState {
+  const running = active !== null && active.status === 'running';
+  return {
+    visible: connected,
+    enabled: connected && running,
+    mode: active?.mode ?? 'auto',
+    paused: running && active !== null ? active.paused : false
+  };
+}

@@ -1,0 +1,710 @@
+/**
+ * The runs of one notebook, folded from the kernel's messages and events: each run's steps, each
+ * step's sub-calls with their status, tokens, latency and cost, and running totals.
+ *
+ * Theory of operation. A `RunLog` only receives data (`applyMessage`, `applyEvent`, and a few
+ * facts the front end observes itself: which cell holds a step, which cell a human ran); it
+ * never touches a comm or a widget. Views read it after `onChange` fires. Counting follows
+ * `rlm_kernel/usage.py`: totals are the root replies at any depth plus the `llm` sub-calls;
+ * an `rlm` sub-call is shown but counted through its child run's own calls, never twice.
+ * Events of a child run (`rlm_query`, depth > 0) roll up into the top-level run, under the
+ * parent step that spawned them.
+ */
+
+import type {
+  KernelMsg,
+  Mode,
+  ProposeStepMsg,
+  RLMEvent,
+  RunFinishedMsg,
+  RunStartedMsg,
+  StepExecutedMsg,
+  SubcallFinishedEvent,
+  SubcallStartedEvent
+} from './protocol';
+
+export type CallStatus = 'running' | 'done' | 'error' | 'cancelled';
+/** `waiting`: proposed, its cell not run yet; `stopped`: the run ended before the step did. */
+export type StepStatus = 'waiting' | 'running' | 'done' | 'error' | 'stopped';
+export type RunStatus = 'running' | 'done' | 'error' | 'stopped';
+export type StepAuthor = 'root' | 'human' | 'human-edited';
+
+export interface Tally {
+  calls: number;
+  running: number;
+  inputTokens: number;
+  outputTokens: number;
+  cachedTokens: number;
+  /** null when some call's cost is unknown (a model without a price). */
+  cost: number | null;
+  latencyS: number;
+  maxLatencyS: number;
+}
+
+export interface CallView {
+  callId: string;
+  /** `llm` and `rlm` are sub-calls; `root` is the root LM of a child run. */
+  kind: 'llm' | 'rlm' | 'root';
+  runId: string;
+  depth: number;
+  step: number | null;
+  model: string;
+  status: CallStatus;
+  inputTokens: number;
+  outputTokens: number;
+  cachedTokens: number;
+  latencyS: number;
+  cost: number | null;
+  error: string | null;
+  prompt: string;
+  response: string;
+  batchId: string | null;
+}
+
+export interface StepView {
+  step: number;
+  author: StepAuthor;
+  status: StepStatus;
+  code: string;
+  /** The notebook cell holding the step, once known. */
+  cellId: string | null;
+  calls: CallView[];
+  elapsedS: number | null;
+  error: string | null;
+}
+
+export interface RunView {
+  runId: string;
+  /** The `%%rlm` cell. */
+  cellId: string | null;
+  question: string | null;
+  model: string;
+  subModel: string;
+  mode: Mode;
+  paused: boolean;
+  waitingFor: number | null;
+  status: RunStatus;
+  answer: string | null;
+  error: string | null;
+  usage: string;
+  steps: StepView[];
+  /** Calls outside any step of this run (none expected, kept so totals add up). */
+  looseCalls: CallView[];
+  /** The top-level root LM's turns. */
+  root: Tally;
+  /** Everything: root replies at any depth and `llm` sub-calls. */
+  totals: Tally;
+  hints: string[];
+  /** From a saved notebook's trajectory rather than a live kernel. */
+  saved: boolean;
+  startedTs: number | null;
+  elapsedS: number | null;
+}
+
+export function emptyTally(): Tally {
+  return {
+    calls: 0,
+    running: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    cachedTokens: 0,
+    cost: 0,
+    latencyS: 0,
+    maxLatencyS: 0
+  };
+}
+
+function addCall(tally: Tally, call: CallView): void {
+  tally.calls += 1;
+  tally.inputTokens += call.inputTokens;
+  tally.outputTokens += call.outputTokens;
+  tally.cachedTokens += call.cachedTokens;
+  tally.cost = call.cost === null || tally.cost === null ? null : tally.cost + call.cost;
+  tally.latencyS += call.latencyS;
+  tally.maxLatencyS = Math.max(tally.maxLatencyS, call.latencyS);
+}
+
+/** Whether a call counts in totals (usage.py's rule: `rlm` sub-calls count through their child). */
+export function counts(call: CallView): boolean {
+  return call.kind !== 'rlm';
+}
+
+/** The tally of a step's calls: tokens, latency and cost of its sub-calls (children included). */
+export function stepTally(step: StepView): Tally {
+  const tally = emptyTally();
+  for (const call of step.calls) {
+    if (call.status === 'running') {
+      tally.running += 1;
+    } else if (counts(call)) {
+      addCall(tally, call);
+    }
+  }
+  return tally;
+}
+
+/** Code that steers a run rather than joining it (the kernel's rule in notebook.py). */
+export function isRlmCommand(source: string): boolean {
+  return /^\s*%%?rlm\b/.test(source);
+}
+
+function cancelledError(error: string | null): boolean {
+  return error !== null && (error === 'cancelled' || error.startsWith('Run cancelled'));
+}
+
+export class RunLog {
+  /** Runs in the order they started. */
+  readonly runs: RunView[] = [];
+  /** The run in progress, as the kernel told us (`welcome`, `run_started`, `run_finished`). */
+  activeRunId: string | null = null;
+
+  private byId = new Map<string, RunView>();
+  /** Child run id → [top-level run id, the parent step it belongs to]. */
+  private children = new Map<string, [string, number | null]>();
+  private calls = new Map<string, CallView>();
+  /** Cells a human ran during the active run, waiting for their `step_started` (author human). */
+  private humanCells: string[] = [];
+  private listeners = new Set<() => void>();
+
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private changed(): void {
+    for (const listener of this.listeners) {
+      listener();
+    }
+  }
+
+  get(runId: string): RunView | undefined {
+    return this.byId.get(runId);
+  }
+
+  get active(): RunView | null {
+    return this.activeRunId === null ? null : (this.byId.get(this.activeRunId) ?? null);
+  }
+
+  /** The step held by a cell, if any. */
+  stepOfCell(cellId: string): [RunView, StepView] | null {
+    for (const run of this.runs) {
+      for (const step of run.steps) {
+        if (step.cellId === cellId) {
+          return [run, step];
+        }
+      }
+    }
+    return null;
+  }
+
+  /** Totals over every run of the notebook. */
+  totals(): Tally {
+    const all = emptyTally();
+    for (const run of this.runs) {
+      all.calls += run.totals.calls;
+      all.running += run.totals.running;
+      all.inputTokens += run.totals.inputTokens;
+      all.outputTokens += run.totals.outputTokens;
+      all.cachedTokens += run.totals.cachedTokens;
+      all.cost = all.cost === null || run.totals.cost === null ? null : all.cost + run.totals.cost;
+      all.latencyS += run.totals.latencyS;
+      all.maxLatencyS = Math.max(all.maxLatencyS, run.totals.maxLatencyS);
+    }
+    return all;
+  }
+
+  // -- what the front end observes itself ---------------------------------------------------
+
+  /** The extension inserted the cell for a proposed step. */
+  bindCell(runId: string, step: number, cellId: string): void {
+    const run = this.byId.get(runId);
+    if (run === undefined) {
+      return;
+    }
+    this.step(run, step).cellId = cellId;
+    this.changed();
+  }
+
+  /**
+   * A code cell started to run. Returns what it is to the active run: its step (a proposed
+   * step's cell), `human` (it will become a human step), or null (no run, or a `%rlm` command).
+   */
+  cellRun(cellId: string, source: string): StepView | 'human' | null {
+    const run = this.active;
+    if (run === null || run.status !== 'running' || source.trim() === '' || isRlmCommand(source)) {
+      return null;
+    }
+    const step = run.steps.find(s => s.cellId === cellId && s.author !== 'human');
+    if (step !== undefined) {
+      if (step.status === 'waiting') {
+        step.status = 'running';
+        this.changed();
+      }
+      return step;
+    }
+    this.humanCells.push(cellId);
+    return 'human';
+  }
+
+  // -- the kernel's messages ----------------------------------------------------------------
+
+  applyMessage(msg: KernelMsg): void {
+    switch (msg.type) {
+      case 'welcome':
+        this.activeRunId = msg.active;
+        if (msg.active !== null) {
+          this.run(msg.active);
+        }
+        break;
+      case 'run_started':
+        this.runStarted(msg);
+        break;
+      case 'propose_step':
+        this.proposed(msg);
+        break;
+      case 'step_executed':
+        this.executed(msg);
+        break;
+      case 'run_state': {
+        const run = this.run(msg.run_id);
+        run.mode = msg.mode;
+        run.paused = msg.paused;
+        run.waitingFor = msg.waiting_for;
+        break;
+      }
+      case 'events':
+        for (const event of msg.events) {
+          this.fold(event);
+        }
+        break;
+      case 'run_finished':
+        this.finished(msg);
+        break;
+    }
+    this.changed();
+  }
+
+  /** Fold one event (live, or from a saved trajectory). */
+  applyEvent(event: RLMEvent): void {
+    this.fold(event);
+    this.changed();
+  }
+
+  /**
+   * Fold the events a finished run kept in the notebook (its `%%rlm` cell's output metadata).
+   * Runs this log already knows from the kernel are skipped: their events came live.
+   */
+  applySaved(events: RLMEvent[]): void {
+    const live = new Set(this.byId.keys());
+    const isLive = (e: RLMEvent): boolean =>
+      live.has(e.run_id) ||
+      (e.parent_id !== null && (live.has(e.parent_id) || live.has(this.children.get(e.parent_id)?.[0] ?? '')));
+    for (const event of events) {
+      if (isLive(event)) {
+        continue;
+      }
+      this.fold(event);
+      if (event.depth === 0) {
+        this.run(event.run_id).saved = true;
+      }
+    }
+    this.changed();
+  }
+
+  private runStarted(msg: RunStartedMsg): void {
+    const run = this.run(msg.run_id);
+    run.cellId = msg.cell_id;
+    run.mode = msg.mode;
+    run.question = msg.question;
+    run.model = msg.model || run.model;
+    run.status = 'running';
+    run.saved = false;
+    this.activeRunId = msg.run_id;
+    this.humanCells = [];
+  }
+
+  private proposed(msg: ProposeStepMsg): void {
+    const run = this.run(msg.run_id);
+    const step = this.step(run, msg.step);
+    step.author = step.author === 'human-edited' ? step.author : 'root';
+    step.code = msg.code;
+    run.mode = msg.mode;
+    run.waitingFor = msg.step;
+  }
+
+  private executed(msg: StepExecutedMsg): void {
+    const run = this.run(msg.run_id);
+    const step = this.step(run, msg.step);
+    if (msg.cell_id) {
+      step.cellId = msg.cell_id;
+    }
+    if (msg.edited) {
+      step.author = 'human-edited';
+    }
+    if (step.status === 'waiting' || step.status === 'running') {
+      step.status = msg.error ? 'error' : 'done';
+    }
+    if (run.waitingFor === msg.step) {
+      run.waitingFor = null;
+    }
+  }
+
+  private finished(msg: RunFinishedMsg): void {
+    const run = this.run(msg.run_id);
+    run.answer = msg.answer;
+    run.error = msg.error;
+    run.usage = msg.usage;
+    this.end(run, msg.answer, msg.error);
+    if (this.activeRunId === msg.run_id) {
+      this.activeRunId = null;
+    }
+    this.humanCells = [];
+  }
+
+  private end(run: RunView, answer: string | null, error: string | null): void {
+    run.status = answer !== null ? 'done' : cancelledError(error) ? 'stopped' : 'error';
+    run.paused = false;
+    run.waitingFor = null;
+    for (const step of run.steps) {
+      if (step.status === 'waiting' || step.status === 'running') {
+        step.status = 'stopped'; // never ran, or was interrupted
+      }
+    }
+    for (const call of this.callsOf(run)) {
+      if (call.status === 'running') {
+        call.status = 'cancelled';
+        run.totals.running -= 1;
+      }
+    }
+  }
+
+  // -- events -------------------------------------------------------------------------------
+
+  private fold(event: RLMEvent): void {
+    const top = this.topOf(event);
+    if (top === null) {
+      return;
+    }
+    const [run, parentStep] = top;
+    const child = event.depth > 0;
+    switch (event.kind) {
+      case 'run_started':
+        if (!child) {
+          run.question = event.question;
+          run.model = event.model;
+          run.subModel = event.sub_model;
+          run.startedTs = event.ts;
+        }
+        break;
+      case 'root_reply': {
+        const call = this.newCall(run, {
+          callId: `${event.run_id}:turn${event.turn}`,
+          kind: 'root',
+          runId: event.run_id,
+          depth: event.depth,
+          step: parentStep,
+          model: event.model,
+          status: 'done',
+          inputTokens: event.input_tokens,
+          outputTokens: event.output_tokens,
+          cachedTokens: event.cached_tokens,
+          latencyS: event.latency_s,
+          cost: event.cost,
+          response: event.text.slice(0, 200)
+        });
+        addCall(run.totals, call);
+        if (!child) {
+          addCall(run.root, call);
+        } else {
+          this.attach(run, call);
+        }
+        break;
+      }
+      case 'step_started':
+        if (!child) {
+          const step = this.step(run, event.step);
+          step.code = event.code;
+          if (event.author === 'human') {
+            step.author = 'human';
+            step.status = 'running';
+            step.cellId = step.cellId ?? this.humanCells.shift() ?? null;
+          } else if (step.author !== 'human-edited') {
+            step.author = 'root';
+          }
+        }
+        break;
+      case 'step_finished':
+        if (!child) {
+          const step = this.step(run, event.step);
+          step.status = event.error !== null ? 'error' : 'done';
+          step.elapsedS = event.elapsed_s;
+          step.error = event.error;
+        }
+        break;
+      case 'subcall_started':
+        this.callStarted(run, event, child ? parentStep : event.step);
+        break;
+      case 'subcall_finished':
+        this.callFinished(run, event, child ? parentStep : event.step);
+        break;
+      case 'answer_set':
+        if (!child) {
+          run.answer = event.content;
+        }
+        break;
+      case 'human_edit':
+        if (!child) {
+          this.step(run, event.step).author = 'human-edited';
+        }
+        break;
+      case 'hint':
+        if (!child) {
+          run.hints.push(event.text);
+        }
+        break;
+      case 'run_ended':
+        if (!child) {
+          run.answer = event.response;
+          run.error = event.error;
+          run.elapsedS = event.elapsed_s;
+          this.end(run, event.response, event.error);
+        }
+        break;
+    }
+  }
+
+  private callStarted(run: RunView, event: SubcallStartedEvent, step: number | null): void {
+    const existing = this.calls.get(event.call_id);
+    if (existing !== undefined) {
+      return;
+    }
+    const call = this.newCall(run, {
+      callId: event.call_id,
+      kind: event.call_kind,
+      runId: event.run_id,
+      depth: event.depth,
+      step,
+      model: event.model,
+      status: 'running',
+      prompt: event.prompt_preview,
+      batchId: event.batch_id
+    });
+    run.totals.running += 1;
+    this.attach(run, call);
+    if (call.step !== null && call.depth === 0) {
+      const owner = this.step(run, call.step);
+      owner.status = owner.status === 'waiting' ? 'running' : owner.status;
+    }
+  }
+
+  private callFinished(run: RunView, event: SubcallFinishedEvent, step: number | null): void {
+    let call = this.calls.get(event.call_id);
+    if (call === undefined) {
+      call = this.newCall(run, {
+        callId: event.call_id,
+        kind: event.call_kind,
+        runId: event.run_id,
+        depth: event.depth,
+        step,
+        model: event.model,
+        status: 'running',
+        batchId: event.batch_id
+      });
+      run.totals.running += 1;
+      this.attach(run, call);
+    }
+    if (call.status !== 'running') {
+      return; // already ended (say, cancelled when the run ended)
+    }
+    run.totals.running -= 1;
+    call.status = event.error === null ? 'done' : cancelledError(event.error) ? 'cancelled' : 'error';
+    call.model = event.model || call.model;
+    call.inputTokens = event.input_tokens;
+    call.outputTokens = event.output_tokens;
+    call.cachedTokens = event.cached_tokens;
+    call.latencyS = event.latency_s;
+    call.cost = event.cost;
+    call.error = event.error;
+    call.response = event.response_preview;
+    if (counts(call)) {
+      addCall(run.totals, call);
+    }
+  }
+
+  // -- helpers ------------------------------------------------------------------------------
+
+  /** The top-level run an event belongs to, and (for a child's event) its parent step. */
+  private topOf(event: RLMEvent): [RunView, number | null] | null {
+    if (event.depth === 0 || event.parent_id === null) {
+      return [this.run(event.run_id), null];
+    }
+    const known = this.children.get(event.run_id);
+    if (known !== undefined) {
+      const run = this.byId.get(known[0]);
+      return run === undefined ? null : [run, known[1]];
+    }
+    const parent = this.byId.get(event.parent_id);
+    let top: [string, number | null] | undefined;
+    if (parent !== undefined) {
+      top = [parent.runId, this.spawningStep(parent)];
+    } else {
+      top = this.children.get(event.parent_id); // a grandchild: same top run and step
+    }
+    if (top === undefined) {
+      return null;
+    }
+    this.children.set(event.run_id, top);
+    const run = this.byId.get(top[0]);
+    return run === undefined ? null : [run, top[1]];
+  }
+
+  /** The step whose `rlm_query` most likely started a new child: the latest with one running. */
+  private spawningStep(run: RunView): number | null {
+    for (let i = run.steps.length - 1; i >= 0; i--) {
+      const step = run.steps[i];
+      if (step.calls.some(c => c.kind === 'rlm' && c.status === 'running' && c.depth === 0)) {
+        return step.step;
+      }
+    }
+    return run.steps.length > 0 ? run.steps[run.steps.length - 1].step : null;
+  }
+
+  private run(runId: string): RunView {
+    let run = this.byId.get(runId);
+    if (run === undefined) {
+      run = {
+        runId,
+        cellId: null,
+        question: null,
+        model: '',
+        subModel: '',
+        mode: 'auto',
+        paused: false,
+        waitingFor: null,
+        status: 'running',
+        answer: null,
+        error: null,
+        usage: '',
+        steps: [],
+        looseCalls: [],
+        root: emptyTally(),
+        totals: emptyTally(),
+        hints: [],
+        saved: false,
+        startedTs: null,
+        elapsedS: null
+      };
+      this.byId.set(runId, run);
+      this.runs.push(run);
+    }
+    return run;
+  }
+
+  private step(run: RunView, number: number): StepView {
+    let step = run.steps.find(s => s.step === number);
+    if (step === undefined) {
+      // Sub-calls of a human cell arrive before its step_started: `human` until told otherwise.
+      step = {
+        step: number,
+        author: 'human',
+        status: 'waiting',
+        code: '',
+        cellId: null,
+        calls: [],
+        elapsedS: null,
+        error: null
+      };
+      run.steps.push(step);
+      run.steps.sort((a, b) => a.step - b.step);
+    }
+    return step;
+  }
+
+  private newCall(run: RunView, fields: Partial<CallView> & Pick<CallView, 'callId' | 'kind' | 'runId'>): CallView {
+    const call: CallView = {
+      depth: 0,
+      step: null,
+      model: '',
+      status: 'running',
+      inputTokens: 0,
+      outputTokens: 0,
+      cachedTokens: 0,
+      latencyS: 0,
+      cost: 0,
+      error: null,
+      prompt: '',
+      response: '',
+      batchId: null,
+      ...fields
+    };
+    this.calls.set(call.callId, call);
+    return call;
+  }
+
+  private attach(run: RunView, call: CallView): void {
+    if (call.step === null) {
+      run.looseCalls.push(call);
+    } else {
+      this.step(run, call.step).calls.push(call);
+    }
+  }
+
+  private *callsOf(run: RunView): Iterable<CallView> {
+    for (const step of run.steps) {
+      yield* step.calls;
+    }
+    yield* run.looseCalls;
+  }
+}
+
+// -- formatting, shared by the side panel and the badges -------------------------------------
+
+export function formatTokens(n: number): string {
+  return n >= 10_000 ? `${(n / 1000).toFixed(1)}k` : n.toLocaleString('en-US');
+}
+
+export function formatCost(cost: number | null): string {
+  if (cost === null) {
+    return '$?';
+  }
+  if (cost === 0) {
+    return '$0';
+  }
+  return cost < 0.01 ? `$${cost.toFixed(4)}` : `$${cost.toFixed(3)}`;
+}
+
+export function formatSeconds(s: number): string {
+  return s < 10 ? `${s.toFixed(2)} s` : `${s.toFixed(1)} s`;
+}
+
+export function formatTally(t: Tally): string {
+  const parts = [
+    `${t.calls} call${t.calls === 1 ? '' : 's'}`,
+    `${formatTokens(t.inputTokens)} in / ${formatTokens(t.outputTokens)} out tokens`,
+    formatCost(t.cost)
+  ];
+  if (t.running > 0) {
+    parts.push(`${t.running} running`);
+  }
+  return parts.join(' · ');
+}
+
+/** The tooltip of a step cell's badge: its sub-calls' tokens, latency and cost. */
+export function stepTooltip(step: StepView | null, number: number, author: StepAuthor): string {
+  const who = author === 'human-edited' ? 'proposed by the root LM, edited by you' : 'proposed by the root LM';
+  const head = `RLM step ${number} (${who})`;
+  if (step === null) {
+    return `${head}\nSub-call details: run the notebook again, or see the %%rlm cell's trajectory.`;
+  }
+  const t = stepTally(step);
+  if (t.calls === 0 && t.running === 0) {
+    return `${head}\nNo sub-calls.`;
+  }
+  const lines = [
+    head,
+    `${t.calls} sub-call${t.calls === 1 ? '' : 's'}${t.running ? ` (+${t.running} running)` : ''}`,
+    `tokens: ${formatTokens(t.inputTokens)} in / ${formatTokens(t.outputTokens)} out`,
+    `latency: ${formatSeconds(t.latencyS)} total, ${formatSeconds(t.maxLatencyS)} max`,
+    `cost: ${formatCost(t.cost)}`
+  ];
+  return lines.join('\n');
+}
