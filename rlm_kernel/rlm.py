@@ -87,7 +87,7 @@ class RLM:
             system_prompt=system_prompt,
             prompt_profile=prompt_profile,
             protocol=protocol,  # type: ignore[arg-type]
-            log_dir=False if log_dir is False else log_dir,
+            log_dir=None if log_dir is True else log_dir,
             record=record,
         )
         if backend in ("openai", "anthropic"):

@@ -85,14 +85,9 @@ class SubcallPool:
             if self.cancelled.is_set():
                 future.cancel()
                 raise RunCancelled()
-            if (
-                budget is not None
-                and (error := budget.exceeded()) is not None
-                and budget.time_left() is not None
-            ):
-                if budget.time_left() <= 0:  # only time ends a call in flight; money and tokens stop new ones
-                    future.cancel()
-                    raise error
+            if budget is not None and (left := budget.time_left()) is not None and left <= 0:
+                future.cancel()  # only time ends a call in flight; money and tokens stop new ones
+                raise budget.exceeded() or RunCancelled("max_timeout reached")
 
     def run(self, coro: Coroutine[Any, Any, T], budget: Budget | None = None) -> T:
         return self.wait(self.submit(coro, bounded=False), budget)

@@ -29,8 +29,11 @@ export function isRlmKernel(name: string | null | undefined, specMetadata?: unkn
 
 export type CommAction = 'open' | 'drop' | 'none';
 
-/** Kernel states in which the kernel process (and so its comms) is gone or going. */
-const GONE = new Set(['restarting', 'autorestarting', 'dead', 'terminating', 'unknown']);
+/**
+ * Kernel states in which the kernel process (and so its comms) is gone or going. Not `unknown`:
+ * that is a lost websocket, after which the same kernel, comms and all, comes back.
+ */
+const GONE = new Set(['restarting', 'autorestarting', 'dead', 'terminating']);
 /** Kernel states in which a comm_open will be answered. */
 const ALIVE = new Set(['idle', 'busy']);
 

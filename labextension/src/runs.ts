@@ -245,14 +245,30 @@ export class RunLog {
     return 'human';
   }
 
+  /** The comm went away (kernel restarted, or the notebook moved to another kernel). */
+  kernelLost(reason: string): void {
+    const run = this.active;
+    this.activeRunId = null;
+    this.humanCells = [];
+    if (run !== null && run.status === 'running') {
+      run.error = `Lost the kernel's connection: ${reason}.`;
+      this.end(run, null, run.error);
+    }
+    this.changed();
+  }
+
   // -- the kernel's messages ----------------------------------------------------------------
 
   applyMessage(msg: KernelMsg): void {
     switch (msg.type) {
       case 'welcome':
+        // A (re)connection: the kernel says which run, if any, is still going.
         this.activeRunId = msg.active;
         if (msg.active !== null) {
-          this.run(msg.active);
+          const run = this.run(msg.active);
+          run.status = 'running';
+          run.error = null;
+          run.saved = false;
         }
         break;
       case 'run_started':

@@ -96,20 +96,29 @@ def _header(state: RunState) -> str:
     )
 
 
-def _row(row: CallRow, show_depth: bool) -> str:
+def _expandable(text: str, live: bool) -> str:
+    """A table cell's text: cut with an ellipsis (whole in the tooltip); in the final view, a click
+    opens it whole."""
+    if live or len(text) <= 80:
+        return f'<td style="{_CUT}" title="{escape(text)}">{escape(text[:300])}</td>'
+    return (
+        f'<td style="text-align: left"><details><summary>{escape(text[:80])}…</summary>'
+        f'<div style="white-space: pre-wrap">{escape(text)}</div></details></td>'
+    )
+
+
+def _row(row: CallRow, show_depth: bool, live: bool) -> str:
     done = row.status != "running"
     tokens = f"{row.input_tokens:,} in / {row.output_tokens:,} out" if done else ""
     latency = f"{row.latency_s:.2f} s" if done and row.latency_s is not None else ""
     reply = row.error if row.error and row.error != "cancelled" else row.reply
-    cut = _CUT
     depth = f'<td style="{_NUM}">{row.depth}</td>' if show_depth else ""
     return (
         f'<tr><td style="{_TD}">{_STATUS.get(row.status, escape(row.status))}</td>'
         f'<td style="{_TD}">{escape(row.model)}</td>{depth}'
         f'<td style="{_NUM}">{tokens}</td><td style="{_NUM}">{latency}</td>'
         f'<td style="{_NUM}">{_money(row.cost)}</td>'
-        f'<td style="{cut}" title="{escape(row.prompt)}">{escape(row.prompt[:300])}</td>'
-        f'<td style="{cut}" title="{escape(reply or "")}">{escape((reply or "")[:300])}</td></tr>'
+        f"{_expandable(row.prompt, live)}{_expandable(reply or '', live)}</tr>"
     )
 
 
@@ -148,7 +157,7 @@ def _calls(view: StepView, live: bool) -> str:
     table = (
         '<div style="max-height: 22em; overflow-y: auto">'
         '<table style="border-collapse: collapse; font-size: 12px; width: 100%">'
-        f"<tr>{th}</tr>{''.join(_row(r, show_depth) for r in shown)}</table></div>"
+        f"<tr>{th}</tr>{''.join(_row(r, show_depth, live) for r in shown)}</table></div>"
     )
     more = (
         f'<div style="color:{_MUTED}">… and {len(rows) - len(shown)} more</div>'

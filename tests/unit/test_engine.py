@@ -194,3 +194,20 @@ def test_small_profile_opens_with_a_worked_example():
     assert roles == ["system", "user", "assistant", "user", "assistant", "user"]
     assert "```repl" in action.messages[2]["content"]
     assert len(action.messages[0]["content"]) < 600
+
+
+def test_no_subcalls_profile_leaves_sub_calls_out():
+    run, _ = make_run(prompt_profile="no_subcalls")
+    system = run.start().messages[0]["content"]
+    assert "llm_query" not in system and "rlm_query" not in system and "answer" in system
+
+
+def test_child_runs_are_told_they_answer_a_sub_task():
+    events = []
+    config = RLMConfig(backend="replay", depth=1, max_depth=2)
+    run = RLMRun(config, question=None, context_meta=context_metadata("x"), model="m", sub_model="m",
+                 emit=events.append, parent_id="p")
+    action = run.start()
+    assert "sub-task for another model" in action.messages[0]["content"]
+    assert "Answer the request contained in the context." in action.messages[-1]["content"]
+    assert events[0].parent_id == "p" and events[0].depth == 1

@@ -1,0 +1,420 @@
+/**
+ * One per notebook panel: the `rlm_kernel` comm with that panel's kernel, the run log fed by
+ * it, and the cells it inserts and runs. Nothing here looks at "the current notebook": every
+ * action goes to the panel this controller was made for.
+ */
+
+import type { ISessionContext, ISessionContextDialogs } from '@jupyterlab/apputils';
+import { MarkdownCell, type Cell } from '@jupyterlab/cells';
+import { NotebookActions, runCell, type INotebookCellExecutor, type NotebookPanel } from '@jupyterlab/notebook';
+import type { Kernel, KernelMessage } from '@jupyterlab/services';
+import type { ITranslator } from '@jupyterlab/translation';
+import type { IDisposable } from '@lumino/disposable';
+import { Signal } from '@lumino/signaling';
+
+import { decorateCell } from './cells';
+import { answerCell, commAction, editedMeta, insertIndex, isRlmKernel, onProposal, stepCellMeta } from './decisions';
+import {
+  COMM_TARGET,
+  openData,
+  parseKernelMsg,
+  readCellMeta,
+  savedEvents,
+  type FrontendMsg,
+  type KernelMsg,
+  type Mode,
+  type ProposeStepMsg,
+  type RunFinishedMsg,
+  type StepExecutedMsg
+} from './protocol';
+import { RunLog } from './runs';
+
+export interface IRlmNotebookOptions {
+  executor?: INotebookCellExecutor | null;
+  sessionDialogs?: ISessionContextDialogs | null;
+  translator?: ITranslator | null;
+}
+
+export class RlmNotebook implements IDisposable {
+  readonly log = new RunLog();
+  /** Emitted (at most once a frame) when the log, the connection or the cells changed. */
+  readonly changed = new Signal<this, void>(this);
+
+  private comm: Kernel.IComm | null = null;
+  private kernel: Kernel.IKernelConnection | null = null;
+  private kernelIsRlm = false;
+  private generation = 0;
+  private frame = 0;
+  private _isDisposed = false;
+
+  constructor(
+    readonly panel: NotebookPanel,
+    private options: IRlmNotebookOptions = {}
+  ) {
+    const session = panel.sessionContext;
+    session.kernelChanged.connect(this.onKernelChanged, this);
+    session.statusChanged.connect(this.onStatusChanged, this);
+    NotebookActions.executionScheduled.connect(this.onExecutionScheduled, this);
+    this.log.onChange(() => this.scheduleUpdate());
+    panel.context.ready.then(() => this.notebookLoaded()).catch(console.error);
+    session.ready.then(() => this.sync()).catch(console.error);
+    panel.disposed.connect(() => this.dispose());
+  }
+
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  /** Whether the comm is open: the kernel is RLM Python and welcomed us. */
+  get connected(): boolean {
+    return this.comm !== null;
+  }
+
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._isDisposed = true;
+    this.drop(true);
+    cancelAnimationFrame(this.frame);
+    Signal.clearData(this);
+  }
+
+  // -- controls (toolbar, commands) -----------------------------------------------------------
+
+  setMode(mode: Mode): void {
+    const run = this.log.active;
+    if (run !== null) {
+      this.send({ type: 'set_mode', run_id: run.runId, mode });
+    }
+  }
+
+  toggleMode(): void {
+    const run = this.log.active;
+    if (run !== null) {
+      this.setMode(run.mode === 'auto' ? 'step' : 'auto');
+    }
+  }
+
+  togglePause(): void {
+    const run = this.log.active;
+    if (run !== null) {
+      this.send({ type: run.paused ? 'resume' : 'pause', run_id: run.runId });
+    }
+  }
+
+  stop(): void {
+    const run = this.log.active;
+    if (run !== null) {
+      this.send({ type: 'stop', run_id: run.runId });
+    }
+  }
+
+  hint(text: string): void {
+    const run = this.log.active;
+    if (run !== null && text.trim()) {
+      this.send({ type: 'hint', run_id: run.runId, text: text.trim() });
+    }
+  }
+
+  /** Select a step's cell and scroll to it (from the side panel). */
+  async revealStep(runId: string, step: number): Promise<boolean> {
+    const known = this.log.get(runId)?.steps.find(s => s.step === step)?.cellId ?? null;
+    const notebook = this.panel.content;
+    let index = known === null ? -1 : notebook.widgets.findIndex(c => c.model.id === known);
+    if (index === -1) {
+      index = notebook.widgets.findIndex(c => {
+        const meta = readCellMeta(c.model.getMetadata('rlm'));
+        return meta !== null && meta.run_id === runId && 'step' in meta && meta.step === step;
+      });
+    }
+    if (index === -1) {
+      return false;
+    }
+    notebook.mode = 'command';
+    notebook.activeCellIndex = index;
+    notebook.deselectAll();
+    await notebook.scrollToItem(index, 'center');
+    this.panel.activate();
+    return true;
+  }
+
+  // -- the comm ------------------------------------------------------------------------------
+
+  private onKernelChanged(): void {
+    void this.sync();
+  }
+
+  private onStatusChanged(_: ISessionContext, status: Kernel.Status): void {
+    if (this.kernel !== (this.panel.sessionContext.session?.kernel ?? null)) {
+      void this.sync();
+      return;
+    }
+    this.apply(commAction(this.comm !== null, this.kernelIsRlm, status));
+  }
+
+  /** Catch up with the panel's kernel: which it is, whether it speaks RLM, whether to open. */
+  private async sync(): Promise<void> {
+    const kernel = this.panel.sessionContext.session?.kernel ?? null;
+    if (kernel !== this.kernel) {
+      this.drop(true);
+      this.kernel = kernel;
+      this.kernelIsRlm = false;
+      const generation = ++this.generation;
+      let spec: unknown = undefined;
+      if (kernel !== null && kernel.name !== 'rlm-python') {
+        spec = (await kernel.spec.catch(() => undefined))?.metadata;
+      }
+      if (generation !== this.generation || this._isDisposed) {
+        return; // the kernel changed again while we looked at its spec
+      }
+      this.kernelIsRlm = kernel !== null && isRlmKernel(kernel.name, spec);
+    }
+    this.apply(commAction(this.comm !== null, this.kernelIsRlm, this.kernel?.status ?? 'unknown'));
+    this.scheduleUpdate();
+  }
+
+  private apply(action: 'open' | 'drop' | 'none'): void {
+    if (action === 'open') {
+      this.open();
+    } else if (action === 'drop') {
+      // The kernel is restarting or gone: its comms went with it, so there is nothing to close.
+      this.drop(false);
+    }
+  }
+
+  private open(): void {
+    const kernel = this.kernel;
+    if (kernel === null || kernel.isDisposed || this._isDisposed) {
+      return;
+    }
+    let comm: Kernel.IComm;
+    try {
+      comm = kernel.createComm(COMM_TARGET);
+    } catch (error) {
+      console.error('rlm-kernel: could not open the comm', error);
+      return;
+    }
+    comm.onMsg = (msg: KernelMessage.ICommMsgMsg) => {
+      if (this.comm === comm) {
+        this.receive(msg.content.data);
+      }
+    };
+    comm.onClose = () => {
+      if (this.comm === comm) {
+        this.comm = null;
+        this.log.kernelLost('the kernel closed the connection');
+      }
+    };
+    this.comm = comm;
+    comm.open({ ...openData() });
+    this.scheduleUpdate();
+  }
+
+  private drop(close: boolean): void {
+    const comm = this.comm;
+    this.comm = null;
+    if (comm === null) {
+      return;
+    }
+    this.log.kernelLost(close ? 'the notebook left the kernel' : 'the kernel restarted');
+    try {
+      if (close && !comm.isDisposed && this.kernel !== null && !this.kernel.isDisposed) {
+        comm.close();
+      }
+      comm.dispose();
+    } catch {
+      // Already gone with its kernel: nothing left to release.
+    }
+    this.scheduleUpdate();
+  }
+
+  private send(msg: FrontendMsg): void {
+    if (this.comm !== null && !this.comm.isDisposed) {
+      this.comm.send({ ...msg });
+    }
+  }
+
+  private receive(data: unknown): void {
+    const msg = parseKernelMsg(data);
+    if (msg === null) {
+      return; // a message type (or shape) this version does not know: ignored, as the protocol says
+    }
+    this.log.applyMessage(msg);
+    this.act(msg).catch(error => console.error('rlm-kernel: failed to handle', msg.type, error));
+  }
+
+  private async act(msg: KernelMsg): Promise<void> {
+    switch (msg.type) {
+      case 'propose_step':
+        await this.insertStep(msg);
+        break;
+      case 'step_executed':
+        this.markExecuted(msg);
+        break;
+      case 'run_finished':
+        this.insertAnswer(msg);
+        break;
+      case 'events':
+        this.scheduleUpdate(true);
+        break;
+      default:
+        break;
+    }
+  }
+
+  // -- cells ---------------------------------------------------------------------------------
+
+  private cellIds(): string[] {
+    const model = this.panel.content.model;
+    return model === null ? [] : model.sharedModel.cells.map(c => c.getId());
+  }
+
+  private cellWidget(cellId: string): Cell | undefined {
+    return this.panel.content.widgets.find(c => c.model.id === cellId);
+  }
+
+  private async insertStep(msg: ProposeStepMsg): Promise<void> {
+    const notebook = this.panel.content;
+    const model = notebook.model;
+    if (model === null) {
+      return;
+    }
+    const index = insertIndex(this.cellIds(), msg.after_cell_id);
+    const shared = model.sharedModel.insertCell(index, {
+      cell_type: 'code',
+      source: msg.code,
+      metadata: { rlm: { ...stepCellMeta(msg) } }
+    });
+    const cellId = shared.getId();
+    this.log.bindCell(msg.run_id, msg.step, cellId);
+    // Before any execute request for the cell, so the kernel knows it is the step's.
+    this.send({ type: 'cell_inserted', run_id: msg.run_id, step: msg.step, cell_id: cellId });
+    const cell = this.cellWidget(cellId);
+    if (cell === undefined) {
+      return;
+    }
+    decorateCell(cell, this.log);
+    if (onProposal(msg.mode) === 'run') {
+      await this.runStepCell(cell);
+    } else {
+      notebook.deselectAll();
+      notebook.activeCellIndex = index;
+      await notebook.scrollToItem(index, 'center');
+      notebook.mode = 'edit';
+    }
+  }
+
+  /**
+   * Run a step's cell without touching the selection or the mode (a human may be typing
+   * elsewhere). The cell executor sends the cell's id as `cellId` in the request's metadata.
+   */
+  private async runStepCell(cell: Cell): Promise<void> {
+    const notebook = this.panel.content;
+    const model = notebook.model;
+    if (model === null) {
+      return;
+    }
+    this.log.cellRun(cell.model.id, cell.model.sharedModel.getSource());
+    const options: INotebookCellExecutor.IRunCellOptions = {
+      cell,
+      notebook: model,
+      notebookConfig: notebook.notebookConfig,
+      onCellExecuted: () => this.scheduleUpdate(),
+      onCellExecutionScheduled: () => undefined,
+      sessionContext: this.panel.sessionContext,
+      sessionDialogs: this.options.sessionDialogs ?? undefined,
+      translator: this.options.translator ?? undefined
+    };
+    await (this.options.executor ? this.options.executor.runCell(options) : runCell(options));
+  }
+
+  private markExecuted(msg: StepExecutedMsg): void {
+    const cell = this.cellWidget(msg.cell_id);
+    if (cell === undefined) {
+      return;
+    }
+    const meta = readCellMeta(cell.model.getMetadata('rlm'));
+    if (msg.edited && meta !== null && 'step' in meta) {
+      cell.model.setMetadata('rlm', { ...editedMeta(meta) });
+    }
+    decorateCell(cell, this.log);
+  }
+
+  private insertAnswer(msg: RunFinishedMsg): void {
+    const model = this.panel.content.model;
+    if (model === null) {
+      return;
+    }
+    const spec = answerCell(msg);
+    const index = insertIndex(this.cellIds(), msg.after_cell_id);
+    const shared = model.sharedModel.insertCell(index, {
+      cell_type: 'markdown',
+      source: spec.source,
+      metadata: { rlm: { ...spec.metadata.rlm } }
+    });
+    const cell = this.cellWidget(shared.getId());
+    if (cell instanceof MarkdownCell) {
+      cell.rendered = true;
+    }
+    if (cell !== undefined) {
+      decorateCell(cell, this.log);
+    }
+  }
+
+  /** A human ran a cell: during a run it is a human step (the kernel's rule), unless it is a step. */
+  private onExecutionScheduled(_: unknown, args: { notebook: unknown; cell: Cell }): void {
+    if (args.notebook !== this.panel.content || args.cell.model.type !== 'code') {
+      return;
+    }
+    this.log.cellRun(args.cell.model.id, args.cell.model.sharedModel.getSource());
+  }
+
+  // -- a saved notebook ------------------------------------------------------------------------
+
+  /** Restore runs from the trajectories saved in `%%rlm` cells' outputs, and style RLM cells. */
+  private notebookLoaded(): void {
+    const model = this.panel.content.model;
+    if (model === null) {
+      return;
+    }
+    for (const cell of model.sharedModel.cells) {
+      if (cell.cell_type !== 'code') {
+        continue;
+      }
+      for (const output of (cell.toJSON() as { outputs?: Array<{ metadata?: unknown }> }).outputs ?? []) {
+        const events = savedEvents(output.metadata);
+        if (events.length > 0) {
+          this.log.applySaved(events);
+        }
+      }
+    }
+    model.cells.changed.connect(() => this.scheduleUpdate(true), this);
+    this.scheduleUpdate(true);
+  }
+
+  // -- views ---------------------------------------------------------------------------------
+
+  private redecorate = false;
+
+  /** Coalesce updates to one per frame; `cells` also re-styles every cell. */
+  scheduleUpdate(cells = false): void {
+    this.redecorate = this.redecorate || cells;
+    if (this.frame !== 0 || this._isDisposed) {
+      return;
+    }
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      if (this._isDisposed) {
+        return;
+      }
+      if (this.redecorate) {
+        this.redecorate = false;
+        for (const cell of this.panel.content.widgets) {
+          decorateCell(cell, this.log);
+        }
+      }
+      this.changed.emit();
+    });
+  }
+}

@@ -1,0 +1,99 @@
+"""The run view's state and HTML, without widgets."""
+
+from rlm_kernel.events import (
+    RootReply,
+    RunEnded,
+    RunStarted,
+    StepFinished,
+    StepStarted,
+    SubcallFinished,
+    SubcallStarted,
+)
+from rlm_kernel.jupyter.render import LIVE_ROWS, render_run
+from rlm_kernel.jupyter.state import RunState
+
+
+def state_with_batch(finished: int, size: int = 20) -> RunState:
+    state = RunState()
+    state.apply(RunStarted(run_id="r", question="q", context_meta={}, model="root-m", sub_model="sub-m"))
+    state.apply(
+        RootReply(run_id="r", turn=1, text="t", model="root-m", input_tokens=10, output_tokens=2, cost=0.5)
+    )
+    state.apply(StepStarted(run_id="r", step=1, code="out = llm_query_batched(parts)"))
+    for i in range(size):
+        state.apply(
+            SubcallStarted(
+                run_id="r",
+                call_id=f"c{i}",
+                step=1,
+                model="sub-m",
+                prompt_preview=f"<part {i}>",
+                prompt_chars=8,
+                batch_id="b1",
+                batch_size=size,
+            )
+        )
+    for i in range(finished):
+        state.apply(
+            SubcallFinished(
+                run_id="r",
+                call_id=f"c{i}",
+                step=1,
+                model="sub-m",
+                input_tokens=5,
+                output_tokens=1,
+                cost=0.25,
+                response_preview=f"reply {i}",
+                batch_id="b1",
+            )
+        )
+    return state
+
+
+def test_state_folds_calls_under_their_step_with_totals():
+    state = state_with_batch(finished=5)
+    view = state.steps[1]
+    assert view.batches() == {"b1": (5, 20)}
+    assert state.running_calls() == 15
+    assert state.usage.total.calls == 6 and state.usage.total.cost == 0.5 + 5 * 0.25
+
+
+def test_a_child_runs_calls_attach_to_the_parents_step():
+    state = state_with_batch(finished=0, size=1)
+    state.apply(
+        RunStarted(
+            run_id="child", parent_id="r", depth=1, question=None, context_meta={}, model="m", sub_model="m"
+        )
+    )
+    state.apply(
+        SubcallStarted(
+            run_id="child",
+            parent_id="r",
+            depth=1,
+            call_id="k1",
+            step=1,
+            model="m",
+            prompt_preview="deep",
+            prompt_chars=4,
+        )
+    )
+    assert state.steps[1].calls["k1"].depth == 1
+
+
+def test_live_view_has_nothing_to_collapse_and_lists_running_calls_first():
+    html = render_run(state_with_batch(finished=15))
+    assert "<details" not in html  # a redraw would reset what the user opened
+    assert "15/20 done · 5 running" in html
+    assert html.index("running</td>") < html.index("done</td>")
+    assert html.count("<tr>") == 1 + LIVE_ROWS and f"and {20 - LIVE_ROWS} more" in html
+    assert "&lt;part 0&gt;" in html and "<part 0>" not in html  # escaped
+
+
+def test_final_view_is_collapsible_and_complete():
+    state = state_with_batch(finished=20)
+    state.apply(StepFinished(run_id="r", step=1, output="done\n"))
+    state.apply(RunEnded(run_id="r", response="42", error=None, iterations=1, elapsed_s=2.0))
+    html = render_run(state)
+    assert "<details open><summary>Step 1 · 20 sub-call(s)" in html
+    assert html.count("<tr>") == 21 and "reply 19" in html
+    assert "<b>Answer:</b>" in html and "Answer" not in render_run(state, answer=False)
