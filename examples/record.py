@@ -32,7 +32,7 @@ from nbclient import NotebookClient
 HERE = Path(__file__).resolve().parent
 
 # Runs in the recording kernel before any cell: the replay backend becomes the real model, recording.
-HOOK = '''
+HOOK = """
 import rlm_kernel.rlm
 
 _replay_init = rlm_kernel.rlm.RLM.__init__
@@ -48,7 +48,7 @@ def _record_instead(self, backend="openai", backend_kwargs=None, *args, **kwargs
 
 rlm_kernel.rlm.RLM.__init__ = _record_instead
 del _record_instead
-'''
+"""
 
 
 def recording_path(nb: nbformat.NotebookNode) -> Path:
@@ -77,12 +77,16 @@ def record(path: Path, hook: Path) -> None:
     nb.metadata.pop("widgets", None)  # the live widgets end as static HTML; their state is noise
     nbformat.write(nb, path)
     replies = sum(1 for line in target.read_text(encoding="utf-8").splitlines() if line.strip())
-    print(f"{path.name}: {replies} replies recorded to {target.relative_to(HERE)} "
-          f"in {time.perf_counter() - started:.0f} s")
+    print(
+        f"{path.name}: {replies} replies recorded to {target.relative_to(HERE)} "
+        f"in {time.perf_counter() - started:.0f} s"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("notebooks", nargs="*", help="notebooks to record (default: all in examples/)")
     parser.add_argument("--no-check", action="store_true", help="skip the replay under pytest")
     args = parser.parse_args(argv)

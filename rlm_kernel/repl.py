@@ -9,6 +9,7 @@ under those names are saved first and restored when the run ends.
 from __future__ import annotations
 
 import linecache
+import re
 import traceback
 import types
 from collections.abc import Callable, MutableMapping
@@ -143,6 +144,9 @@ def truncate(text: str, limit: int) -> tuple[str, int]:
     return text[:head] + marker + text[len(text) - tail :], cut
 
 
+_RUN_TAG = re.compile(r"<rlm-step-(\d+)-[0-9a-f]+>")
+
+
 def step_filename(step: int, run_id: str = "") -> str:
     return f"<rlm-step-{step}{'-' + run_id if run_id else ''}>"
 
@@ -160,4 +164,6 @@ def compact_traceback(
     frames = list(te.stack)
     kept = [f for i, f in enumerate(frames) if keep(f.filename) or i == len(frames) - 1]
     te.stack = traceback.StackSummary.from_list(kept)
-    return "".join(te.format()).rstrip() + "\n"
+    # Step files carry the run's id so concurrent runs keep their sources apart; the root need not see
+    # it (and a replayed run must see the same text as the recorded one).
+    return _RUN_TAG.sub(r"<rlm-step-\1>", "".join(te.format()).rstrip() + "\n")

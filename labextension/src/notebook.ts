@@ -241,7 +241,7 @@ export class RlmNotebook implements IDisposable {
       return; // a message type (or shape) this version does not know: ignored, as the protocol says
     }
     this.log.applyMessage(msg);
-    this.act(msg).catch(error => console.error('rlm-kernel: failed to handle', msg.type, error));
+    this.act(msg).catch((error: unknown) => console.error('rlm-kernel: failed to handle', msg.type, error));
   }
 
   private async act(msg: KernelMsg): Promise<void> {

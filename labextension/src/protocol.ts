@@ -300,7 +300,7 @@ export function parseKernelMsg(data: unknown): KernelMsg | null {
   if (check === undefined || !check(data)) {
     return null;
   }
-  const msg = { ...data } as Json;
+  const msg: Json = { ...data };
   // Defaults for the optional parts, so handlers need not repeat them.
   switch (data.type) {
     case 'welcome':

@@ -412,7 +412,7 @@ export class RunLog {
         }
         break;
       case 'root_reply': {
-        const call = this.newCall(run, {
+        const call = this.newCall({
           callId: `${event.run_id}:turn${event.turn}`,
           kind: 'root',
           runId: event.run_id,
@@ -493,7 +493,7 @@ export class RunLog {
     if (existing !== undefined) {
       return;
     }
-    const call = this.newCall(run, {
+    const call = this.newCall({
       callId: event.call_id,
       kind: event.call_kind,
       runId: event.run_id,
@@ -515,7 +515,7 @@ export class RunLog {
   private callFinished(run: RunView, event: SubcallFinishedEvent, step: number | null): void {
     let call = this.calls.get(event.call_id);
     if (call === undefined) {
-      call = this.newCall(run, {
+      call = this.newCall({
         callId: event.call_id,
         kind: event.call_kind,
         runId: event.run_id,
@@ -635,7 +635,7 @@ export class RunLog {
     return step;
   }
 
-  private newCall(run: RunView, fields: Partial<CallView> & Pick<CallView, 'callId' | 'kind' | 'runId'>): CallView {
+  private newCall(fields: Partial<CallView> & Pick<CallView, 'callId' | 'kind' | 'runId'>): CallView {
     const call: CallView = {
       depth: 0,
       step: null,

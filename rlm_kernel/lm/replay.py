@@ -16,6 +16,7 @@ from collections import defaultdict, deque
 from pathlib import Path
 
 from ..errors import ConfigError, ReplayMismatch
+from ..usage import price_for, set_price
 from .base import Completion, LMClient, Message, TokenCallback
 
 __all__ = ["request_key", "Recording", "RecordingLM", "ReplayLM"]
@@ -35,6 +36,7 @@ class Recording:
         self._lock = threading.Lock()
 
     def append(self, key: str, completion: Completion) -> None:
+        price = price_for(completion.model)
         entry = {
             "key": key,
             "model": completion.model,
@@ -42,6 +44,7 @@ class Recording:
             "input_tokens": completion.input_tokens,
             "output_tokens": completion.output_tokens,
             "cached_tokens": completion.cached_tokens,
+            "price": None if price is None else [price.input, price.output, price.cached_input],
         }
         with self._lock, self.path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(entry, ensure_ascii=False) + "\n")
@@ -84,6 +87,8 @@ class ReplayLM:
                     entry = json.loads(line)
                     self._replies[entry["key"]].append(entry)
                     first_model = first_model or entry.get("model")
+                    if entry.get("price") and entry.get("model") and price_for(entry["model"]) is None:
+                        set_price(entry["model"], *entry["price"])  # replayed costs match the recorded run
         self.model_name = model_name or first_model or "replay"
         self.context_window = context_window
         self.calls = 0

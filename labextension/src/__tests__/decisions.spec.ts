@@ -1,0 +1,113 @@
+import {
+  answerCell,
+  commAction,
+  editedMeta,
+  insertIndex,
+  isRlmKernel,
+  onProposal,
+  stepCellMeta,
+  toolbarState
+} from '../decisions';
+import type { ProposeStepMsg } from '../protocol';
+
+describe('which kernels speak the protocol', () => {
+  it.each([
+    ['rlm-python', undefined, true],
+    ['python3', undefined, false],
+    ['my-rlm', { rlm_kernel: { protocol: 1 } }, true],
+    ['python3', { debugger: true }, false],
+    [undefined, undefined, false]
+  ])('%p with spec metadata %p: %p', (name, meta, expected) => {
+    expect(isRlmKernel(name, meta)).toBe(expected);
+  });
+});
+
+describe('the comm follows the kernel', () => {
+  it.each([
+    // hasComm, isRlm, status → action
+    [false, true, 'idle', 'open'],
+    [false, true, 'busy', 'open'],
+    [false, true, 'starting', 'none'],
+    [false, true, 'unknown', 'none'],
+    [true, true, 'idle', 'none'],
+    [true, true, 'unknown', 'none'], // a websocket blip: the kernel and its comm survive
+    [true, true, 'restarting', 'drop'],
+    [true, true, 'autorestarting', 'drop'],
+    [true, true, 'dead', 'drop'],
+    [false, true, 'restarting', 'none'],
+    [false, false, 'idle', 'none'],
+    [true, false, 'idle', 'drop']
+  ] as const)('comm=%p rlm=%p status=%p → %p', (hasComm, isRlm, status, action) => {
+    expect(commAction(hasComm, isRlm, status)).toBe(action);
+  });
+
+  it('reopens after a restart', () => {
+    let hasComm = false;
+    const actions = ['starting', 'idle', 'busy', 'idle', 'restarting', 'starting', 'idle'].map(status => {
+      const action = commAction(hasComm, true, status);
+      hasComm = action === 'open' ? true : action === 'drop' ? false : hasComm;
+      return action;
+    });
+    expect(actions).toEqual(['none', 'open', 'none', 'none', 'drop', 'none', 'open']);
+  });
+});
+
+describe('proposed steps', () => {
+  const msg: ProposeStepMsg = {
+    type: 'propose_step',
+    run_id: 'r1',
+    step: 3,
+    code: 'print(1)',
+    reply: 'Let me look.\n```repl\nprint(1)\n```',
+    after_cell_id: 'b',
+    mode: 'step'
+  };
+
+  it('go right after the cell named, or at the end', () => {
+    expect(insertIndex(['a', 'b', 'c'], 'b')).toBe(2);
+    expect(insertIndex(['a', 'b', 'c'], 'c')).toBe(3);
+    expect(insertIndex(['a', 'b', 'c'], 'gone')).toBe(3);
+    expect(insertIndex(['a'], null)).toBe(1);
+    expect(insertIndex([], 'a')).toBe(0);
+  });
+
+  it('run at once in auto mode and wait for review in step mode', () => {
+    expect(onProposal('auto')).toBe('run');
+    expect(onProposal('step')).toBe('review');
+  });
+
+  it('carry the run, step, author and what the root proposed; an edit keeps the proposal', () => {
+    const meta = stepCellMeta(msg);
+    expect(meta).toEqual({ run_id: 'r1', step: 3, author: 'root', proposed: 'print(1)', reply: msg.reply });
+    expect(editedMeta(meta)).toEqual({ ...meta, author: 'human-edited' });
+  });
+});
+
+describe('the answer cell', () => {
+  it('holds the answer', () => {
+    const cell = answerCell({ type: 'run_finished', run_id: 'r1', answer: '42', error: null, after_cell_id: 'x', usage: '2 LM calls <x>' });
+    expect(cell.source).toContain('42');
+    expect(cell.source).toContain('2 LM calls &lt;x&gt;');
+    expect(cell.metadata).toEqual({ rlm: { run_id: 'r1', answer: true } });
+  });
+
+  it('or why there is none', () => {
+    const cell = answerCell({ type: 'run_finished', run_id: 'r1', answer: null, error: 'Run cancelled: stopped by the user.', after_cell_id: null, usage: '' });
+    expect(cell.source).toContain('stopped by the user');
+    expect(cell.metadata.rlm).toEqual({ run_id: 'r1', answer: true, error: true });
+  });
+});
+
+describe('the toolbar', () => {
+  it('is hidden off RLM kernels, and enabled only during a run', () => {
+    expect(toolbarState(false, null)).toMatchObject({ visible: false, enabled: false });
+    expect(toolbarState(true, null)).toMatchObject({ visible: true, enabled: false, mode: 'auto' });
+    expect(toolbarState(true, { mode: 'step', paused: true, status: 'running' })).toEqual({
+      visible: true,
+      enabled: true,
+      mode: 'step',
+      paused: true
+    });
+    expect(toolbarState(true, { mode: 'auto', paused: true, status: 'done' })).toMatchObject({ enabled: false, paused: false });
+  });
+});

@@ -1,0 +1,298 @@
+import { parseKernelMsg, type KernelMsg } from '../protocol';
+import { formatCost, formatTally, formatTokens, isRlmCommand, RunLog, stepTally, stepTooltip } from '../runs';
+import recorded from './fixtures/kernel_run.json';
+import {
+  callFinished,
+  callStarted,
+  ev,
+  events,
+  rootReply,
+  runEnded,
+  started,
+  stepFinished,
+  stepStarted
+} from './helpers';
+
+function replay(messages: unknown[], onEach?: (msg: KernelMsg, log: RunLog) => void): RunLog {
+  const log = new RunLog();
+  for (const data of messages) {
+    const msg = parseKernelMsg(data);
+    expect(msg).not.toBeNull();
+    if (msg !== null) {
+      onEach?.(msg, log);
+      log.applyMessage(msg);
+    }
+  }
+  return log;
+}
+
+describe('a run recorded from the real kernel (scripts/record_fixture.py)', () => {
+  const usage = (recorded as Array<{ type: string; usage?: string }>).find(m => m.type === 'run_finished')!.usage!;
+
+  // The front end's own observations, at the moments the extension would make them.
+  const log = replay(recorded, (msg, log) => {
+    if (msg.type === 'propose_step') {
+      log.bindCell(msg.run_id, msg.step, `step-${msg.run_id}-${msg.step}`); // tests/frontend.py's ids
+    }
+    if (msg.type === 'events' && msg.events.some(e => e.kind === 'step_started' && e.author === 'human')) {
+      log.cellRun('human-cell', 'mine = doc[:3]\nprint(mine)');
+    }
+  });
+  const run = log.runs[0];
+
+  it('ends with the answer, and no run active', () => {
+    expect(log.runs).toHaveLength(1);
+    expect(run.status).toBe('done');
+    expect(run.answer).toBe('80');
+    expect(run.usage).toBe(usage);
+    expect(log.activeRunId).toBeNull();
+    expect(run.cellId).toBe('rlm-cell');
+  });
+
+  it('counts what the kernel counts (usage line)', () => {
+    const [, calls, inTokens, outTokens] = /^(\d+) LM calls.*?([\d,]+) in \/ ([\d,]+) out/.exec(usage)!;
+    expect(run.totals.calls).toBe(Number(calls));
+    expect(run.totals.inputTokens).toBe(Number(inTokens.replace(/,/g, '')));
+    expect(run.totals.outputTokens).toBe(Number(outTokens.replace(/,/g, '')));
+    expect(run.totals.running).toBe(0);
+    expect(formatCost(run.totals.cost)).toBe(/cost (\$[\d.]+)/.exec(usage)![1]);
+    expect(run.root.calls).toBe(3);
+  });
+
+  it('has each step with its author, status and cell', () => {
+    expect(run.steps.map(s => [s.step, s.author, s.status, s.cellId])).toEqual([
+      [1, 'root', 'done', `step-${run.runId}-1`],
+      [2, 'human-edited', 'done', `step-${run.runId}-2`],
+      [3, 'human', 'done', 'human-cell'],
+      [4, 'root', 'done', `step-${run.runId}-4`]
+    ]);
+  });
+
+  it("puts step 1's batched sub-calls under it, one failed", () => {
+    const calls = run.steps[0].calls;
+    expect(calls.map(c => c.status).sort()).toEqual(['done', 'done', 'error']);
+    expect(calls.find(c => c.status === 'error')!.error).toContain('scripted failure');
+    const tally = stepTally(run.steps[0]);
+    expect(tally.calls).toBe(3);
+    expect(tally.inputTokens).toBe(240);
+  });
+});
+
+describe('sub-calls', () => {
+  it('go from running to done, error or cancelled, and keep running totals', () => {
+    const log = new RunLog();
+    log.applyMessage(started());
+    log.applyMessage(events(stepStarted(1), callStarted('c1', 1), callStarted('c2', 1), callStarted('c3', 1)));
+    const run = log.active!;
+    expect(run.steps[0].status).toBe('running');
+    expect(run.totals.running).toBe(3);
+    expect(run.totals.calls).toBe(0);
+    log.applyMessage(
+      events(
+        callFinished('c1', 1),
+        callFinished('c2', 1, { error: 'HTTP 500', input_tokens: 0, output_tokens: 0, cost: 0 }),
+        callFinished('c3', 1, { error: 'cancelled', cost: 0, input_tokens: 0, output_tokens: 0 })
+      )
+    );
+    expect(run.steps[0].calls.map(c => c.status)).toEqual(['done', 'error', 'cancelled']);
+    expect(run.totals).toMatchObject({ calls: 3, running: 0, inputTokens: 100, outputTokens: 10 });
+  });
+
+  it('make the cost unknown when one call has no price', () => {
+    const log = new RunLog();
+    log.applyEvent(callStarted('c1', 1));
+    log.applyEvent(callFinished('c1', 1, { cost: null }));
+    log.applyEvent(callFinished('c2', 1));
+    expect(log.get('r1')!.totals.cost).toBeNull();
+    expect(formatTally(log.get('r1')!.totals)).toContain('$?');
+  });
+
+  it('count an rlm_query through its child run, not twice', () => {
+    const log = new RunLog();
+    log.applyMessage(started());
+    const child = { run_id: 'child', parent_id: 'r1', depth: 1 };
+    log.applyMessage(
+      events(
+        stepStarted(1),
+        callStarted('c1', 1, { call_kind: 'rlm', model: 'rlm' }),
+        ev('run_started', { ...child, question: null, context_meta: {}, model: 'm', sub_model: 'm', settings: {}, prompt: [] }),
+        rootReply(1, { ...child, input_tokens: 500, output_tokens: 5, cost: 0.002 }),
+        stepStarted(1, 'root', child), // the child's own step 1: not the parent's
+        callStarted('c2', 1, child),
+        callFinished('c2', 1, child),
+        runEnded('child answer', null, child),
+        callFinished('c1', 1, { call_kind: 'rlm', model: 'rlm', input_tokens: 0, output_tokens: 0, cost: null })
+      )
+    );
+    const run = log.active!;
+    expect(log.runs.map(r => r.runId)).toEqual(['r1']);
+    expect(run.status).toBe('running');
+    const step = run.steps[0];
+    expect(step.calls.map(c => [c.kind, c.depth, c.status])).toEqual([
+      ['rlm', 0, 'done'],
+      ['root', 1, 'done'],
+      ['llm', 1, 'done']
+    ]);
+    expect(run.totals).toMatchObject({ calls: 2, inputTokens: 600, outputTokens: 15 });
+    expect(run.totals.cost).toBeCloseTo(0.003);
+    expect(stepTally(step).calls).toBe(2);
+  });
+
+  it('still in flight when the run ends are shown cancelled', () => {
+    const log = new RunLog();
+    log.applyMessage(started());
+    log.applyMessage(events(stepStarted(1), callStarted('c1', 1)));
+    log.applyMessage({
+      type: 'run_finished',
+      run_id: 'r1',
+      answer: null,
+      error: 'Run cancelled: stopped by the user.',
+      after_cell_id: null,
+      usage: ''
+    });
+    const run = log.get('r1')!;
+    expect(run.status).toBe('stopped');
+    expect(run.steps[0].calls[0].status).toBe('cancelled');
+    expect(run.totals.running).toBe(0);
+    expect(run.steps[0].status).toBe('stopped');
+    log.applyEvent(callFinished('c1', 1, { error: 'cancelled' })); // late: changes nothing
+    expect(run.totals.calls).toBe(0);
+  });
+});
+
+describe('steps and runs', () => {
+  it('follow the messages: proposal, execution (edited), run state, end', () => {
+    const log = new RunLog();
+    log.applyMessage(started('r1', 'step'));
+    log.applyMessage({
+      type: 'propose_step',
+      run_id: 'r1',
+      step: 1,
+      code: 'x = 1',
+      reply: '...',
+      after_cell_id: 'rlm-cell',
+      mode: 'step'
+    });
+    const run = log.active!;
+    expect(run.waitingFor).toBe(1);
+    expect(run.steps[0]).toMatchObject({ author: 'root', status: 'waiting', code: 'x = 1' });
+    log.bindCell('r1', 1, 'c-1');
+    expect(log.cellRun('c-1', 'x = 2')).toBe(run.steps[0]);
+    expect(run.steps[0].status).toBe('running');
+    log.applyMessage({ type: 'step_executed', run_id: 'r1', step: 1, cell_id: 'c-1', edited: true, error: false });
+    expect(run.steps[0]).toMatchObject({ author: 'human-edited', status: 'done' });
+    expect(run.waitingFor).toBeNull();
+    log.applyMessage({ type: 'run_state', run_id: 'r1', mode: 'auto', paused: true, waiting_for: null });
+    expect(run).toMatchObject({ mode: 'auto', paused: true });
+    log.applyMessage(events(runEnded('42')));
+    expect(run).toMatchObject({ status: 'done', answer: '42', paused: false });
+    expect(log.stepOfCell('c-1')![1].step).toBe(1);
+  });
+
+  it('bind human cells to their human steps, and skip %rlm commands', () => {
+    const log = new RunLog();
+    expect(log.cellRun('a', 'print(1)')).toBeNull(); // no run
+    log.applyMessage(started());
+    expect(log.cellRun('hint', '%rlm hint look at the end')).toBeNull();
+    expect(log.cellRun('again', '  %%rlm -c doc\nq')).toBeNull();
+    expect(log.cellRun('empty', '   ')).toBeNull();
+    expect(log.cellRun('mine', 'y = 2')).toBe('human');
+    log.applyMessage(events(stepStarted(1, 'human'), stepFinished(1)));
+    expect(log.active!.steps[0]).toMatchObject({ author: 'human', status: 'done', cellId: 'mine' });
+  });
+
+  it('mark a run that errs, and one that loses its kernel', () => {
+    const log = new RunLog();
+    log.applyMessage(started('r1'));
+    log.applyMessage(events(runEnded(null, 'Budget exceeded')));
+    expect(log.get('r1')!.status).toBe('error');
+    log.applyMessage(started('r2'));
+    log.kernelLost('the kernel restarted');
+    expect(log.get('r2')).toMatchObject({ status: 'error' });
+    expect(log.get('r2')!.error).toContain('restarted');
+    expect(log.activeRunId).toBeNull();
+  });
+
+  it('pick up an active run on welcome (a reconnection)', () => {
+    const log = new RunLog();
+    log.applyMessage(started('r1'));
+    log.kernelLost('websocket');
+    log.applyMessage({ type: 'welcome', version: 1, active: 'r1' });
+    expect(log.activeRunId).toBe('r1');
+    expect(log.get('r1')!.status).toBe('running');
+    log.applyMessage({ type: 'welcome', version: 1, active: null });
+    expect(log.active).toBeNull();
+  });
+
+  it('restore saved runs, but never fold a live run twice', () => {
+    const log = new RunLog();
+    log.applyMessage(started('live'));
+    const mine = { run_id: 'live' };
+    log.applyMessage(events(rootReply(1, mine), runEnded('1', null, mine)));
+    const saved = { run_id: 'old' };
+    log.applySaved([
+      rootReply(1, mine),
+      runEnded('1', null, mine),
+      ev('run_started', { ...saved, question: 'old q', context_meta: {}, model: 'm', sub_model: 's', settings: {}, prompt: [] }),
+      rootReply(1, saved),
+      stepStarted(1, 'root', saved),
+      callStarted('k1', 1, saved),
+      callFinished('k1', 1, saved),
+      stepFinished(1),
+      runEnded('2', null, saved)
+    ]);
+    expect(log.get('live')!.totals.calls).toBe(1);
+    const old = log.get('old')!;
+    expect(old).toMatchObject({ saved: true, status: 'done', question: 'old q', answer: '2' });
+    expect(old.totals.calls).toBe(2);
+    expect(log.totals().calls).toBe(3);
+  });
+
+  it('tell listeners of each change', () => {
+    const log = new RunLog();
+    let n = 0;
+    const off = log.onChange(() => (n += 1));
+    log.applyMessage(started());
+    log.applyEvent(stepStarted(1));
+    off();
+    log.applyEvent(stepStarted(2));
+    expect(n).toBe(2);
+  });
+});
+
+describe('formatting', () => {
+  it.each([
+    [0, '$0'],
+    [null, '$?'],
+    [0.00042, '$0.0004'],
+    [0.1234, '$0.123']
+  ])('cost %p is %p', (cost, text) => {
+    expect(formatCost(cost)).toBe(text);
+  });
+
+  it('shortens big token counts', () => {
+    expect(formatTokens(999)).toBe('999');
+    expect(formatTokens(12_345)).toBe('12.3k');
+  });
+
+  it('tells commands from code', () => {
+    expect(isRlmCommand('%rlm stop')).toBe(true);
+    expect(isRlmCommand('%%rlm -c doc')).toBe(true);
+    expect(isRlmCommand('%rlmx')).toBe(false);
+    expect(isRlmCommand('x = "%rlm"')).toBe(false);
+  });
+
+  it("puts a step's sub-call tokens, latency and cost in its badge tooltip", () => {
+    const log = new RunLog();
+    log.applyMessage(started());
+    log.applyMessage(events(stepStarted(1), callStarted('c1', 1), callFinished('c1', 1), callStarted('c2', 1)));
+    const step = log.active!.steps[0];
+    const tip = stepTooltip(step, 1, 'root');
+    expect(tip).toContain('RLM step 1');
+    expect(tip).toContain('1 sub-call (+1 running)');
+    expect(tip).toContain('100 in / 10 out');
+    expect(tip).toContain('latency: 0.50 s total');
+    expect(tip).toContain('$0.0010');
+    expect(stepTooltip(null, 3, 'human-edited')).toContain('edited by you');
+  });
+});

@@ -1,0 +1,211 @@
+/**
+ * The "RLM runs" side panel: the current notebook's runs, each step with its sub-calls (live
+ * status, model, tokens, latency, cost) and running totals. Clicking a step selects its cell.
+ */
+
+import { Widget } from '@lumino/widgets';
+
+import { rlmIcon } from './icons';
+import type { RlmNotebook } from './notebook';
+import {
+  formatCost,
+  formatSeconds,
+  formatTally,
+  formatTokens,
+  stepTally,
+  type CallView,
+  type RunView,
+  type StepView
+} from './runs';
+
+const STATUS_MARK: Record<string, string> = {
+  running: '⟳',
+  waiting: '…',
+  done: '✓',
+  error: '✗',
+  cancelled: '⊘',
+  stopped: '■'
+};
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className: string,
+  text?: string
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  node.className = className;
+  if (text !== undefined) {
+    node.textContent = text;
+  }
+  return node;
+}
+
+export class RunsPanel extends Widget {
+  private controller: RlmNotebook | null = null;
+  /** Steps the user folded or unfolded, by `runId:step`; others follow the default. */
+  private folded = new Map<string, boolean>();
+  private content: HTMLDivElement;
+
+  constructor() {
+    super();
+    this.id = 'rlm-runs-panel';
+    this.addClass('rlm-runs-panel');
+    this.title.icon = rlmIcon;
+    this.title.caption = 'RLM runs';
+    this.content = el('div', 'rlm-runs-content');
+    this.node.appendChild(this.content);
+    this.render();
+  }
+
+  /** Show another notebook's runs (null: no notebook). */
+  setController(controller: RlmNotebook | null): void {
+    if (controller === this.controller) {
+      return;
+    }
+    this.controller?.changed.disconnect(this.onChanged, this);
+    this.controller = controller;
+    controller?.changed.connect(this.onChanged, this);
+    this.render();
+  }
+
+  private onChanged(): void {
+    if (this.isVisible) {
+      this.render();
+    }
+  }
+
+  protected onAfterShow(): void {
+    this.render();
+  }
+
+  private render(): void {
+    const root = this.content;
+    root.replaceChildren();
+    const header = el('div', 'rlm-runs-header');
+    header.appendChild(el('h2', 'rlm-runs-title', 'RLM runs'));
+    root.appendChild(header);
+    const controller = this.controller;
+    if (controller === null) {
+      root.appendChild(el('p', 'rlm-runs-empty', 'Open a notebook on the RLM Python kernel.'));
+      return;
+    }
+    header.appendChild(el('div', 'rlm-runs-notebook', controller.panel.context.localPath));
+    const log = controller.log;
+    const connection = controller.connected
+      ? 'connected to the RLM Python kernel'
+      : 'not connected (the kernel is not RLM Python, or is not running)';
+    header.appendChild(el('div', `rlm-runs-connection ${controller.connected ? 'rlm-mod-connected' : ''}`, connection));
+    const totals = el('div', 'rlm-runs-totals', `Total: ${formatTally(log.totals())}`);
+    totals.dataset.rlmTotals = '';
+    header.appendChild(totals);
+    if (log.runs.length === 0) {
+      root.appendChild(el('p', 'rlm-runs-empty', 'No runs yet. Run a %%rlm cell: each root step becomes a cell.'));
+      return;
+    }
+    const list = el('div', 'rlm-runs-list');
+    for (const run of [...log.runs].reverse()) {
+      list.appendChild(this.renderRun(run, run.runId === log.activeRunId));
+    }
+    root.appendChild(list);
+  }
+
+  private renderRun(run: RunView, active: boolean): HTMLElement {
+    const section = el('section', `rlm-run rlm-status-${run.status}${active ? ' rlm-mod-active' : ''}`);
+    section.dataset.runId = run.runId;
+    section.dataset.status = run.status;
+    const head = el('div', 'rlm-run-head');
+    const state = run.status === 'running' && run.paused ? 'paused' : run.status;
+    head.appendChild(el('span', `rlm-pill rlm-status-${run.status}`, run.saved ? `${state} (saved)` : state));
+    const question = el('span', 'rlm-run-question', run.question ?? '(no question)');
+    question.title = run.question ?? '';
+    head.appendChild(question);
+    section.appendChild(head);
+
+    const meta = [run.model, run.subModel && run.subModel !== run.model ? `sub: ${run.subModel}` : '', `mode: ${run.mode}`]
+      .filter(Boolean)
+      .join(' · ');
+    section.appendChild(el('div', 'rlm-run-meta', meta));
+    const totals = el('div', 'rlm-run-totals', formatTally(run.totals));
+    totals.title = `root LM: ${formatTally(run.root)}${run.usage ? `\nkernel: ${run.usage}` : ''}`;
+    section.appendChild(totals);
+
+    const steps = el('ol', 'rlm-steps');
+    const last = run.steps.length > 0 ? run.steps[run.steps.length - 1].step : -1;
+    for (const step of run.steps) {
+      steps.appendChild(this.renderStep(run, step, active && step.step === last));
+    }
+    section.appendChild(steps);
+    if (run.looseCalls.length > 0) {
+      const loose = el('ul', 'rlm-calls');
+      run.looseCalls.forEach(call => loose.appendChild(this.renderCall(call)));
+      section.appendChild(loose);
+    }
+    if (run.status !== 'running') {
+      const end =
+        run.answer !== null
+          ? el('div', 'rlm-run-answer', `Answer: ${run.answer}`)
+          : el('div', 'rlm-run-error', run.error ?? 'Ended without an answer');
+      end.title = end.textContent ?? '';
+      section.appendChild(end);
+    }
+    return section;
+  }
+
+  private renderStep(run: RunView, step: StepView, latest: boolean): HTMLElement {
+    const key = `${run.runId}:${step.step}`;
+    const item = el('li', `rlm-step rlm-status-${step.status} rlm-author-${step.author}`);
+    item.dataset.step = String(step.step);
+    item.dataset.status = step.status;
+    const head = el('div', 'rlm-step-head');
+    const open = this.folded.get(key) ?? (latest || step.status === 'running');
+    const toggle = el('button', 'rlm-step-toggle', open ? '▾' : '▸');
+    toggle.title = open ? 'Hide sub-calls' : 'Show sub-calls';
+    toggle.addEventListener('click', () => {
+      this.folded.set(key, !open);
+      this.render();
+    });
+    head.appendChild(toggle);
+    const link = el('button', 'rlm-step-link', `${STATUS_MARK[step.status] ?? ''} Step ${step.step}`);
+    link.title = step.cellId !== null || run.saved ? 'Go to this step’s cell' : step.code;
+    link.addEventListener('click', () => {
+      void this.controller?.revealStep(run.runId, step.step);
+    });
+    head.appendChild(link);
+    const author = step.author === 'root' ? 'root' : step.author === 'human' ? 'human' : 'root, edited';
+    head.appendChild(el('span', 'rlm-step-author', author));
+    const t = stepTally(step);
+    const summary =
+      t.calls + t.running === 0
+        ? ''
+        : `${t.calls + t.running} call${t.calls + t.running === 1 ? '' : 's'} · ${formatTokens(t.inputTokens)}/${formatTokens(t.outputTokens)} · ${formatCost(t.cost)}`;
+    head.appendChild(el('span', 'rlm-step-summary', summary));
+    item.appendChild(head);
+    if (open && step.calls.length > 0) {
+      const calls = el('ul', 'rlm-calls');
+      step.calls.forEach(call => calls.appendChild(this.renderCall(call)));
+      item.appendChild(calls);
+    }
+    return item;
+  }
+
+  private renderCall(call: CallView): HTMLElement {
+    const item = el('li', `rlm-call rlm-status-${call.status}`);
+    item.dataset.callId = call.callId;
+    item.dataset.status = call.status;
+    item.appendChild(el('span', 'rlm-call-status', `${STATUS_MARK[call.status] ?? ''} ${call.status}`));
+    const kind = call.kind === 'llm' ? '' : call.kind === 'rlm' ? ' (rlm_query)' : ` (child root, depth ${call.depth})`;
+    item.appendChild(el('span', 'rlm-call-model', `${call.model}${kind}`));
+    if (call.status !== 'running') {
+      item.appendChild(
+        el('span', 'rlm-call-tokens', `${formatTokens(call.inputTokens)} in / ${formatTokens(call.outputTokens)} out`)
+      );
+      item.appendChild(el('span', 'rlm-call-latency', formatSeconds(call.latencyS)));
+      item.appendChild(el('span', 'rlm-call-cost', call.kind === 'rlm' ? '' : formatCost(call.cost)));
+    }
+    const tip = [call.prompt && `prompt: ${call.prompt}`, call.response && `reply: ${call.response}`, call.error && `error: ${call.error}`]
+      .filter(Boolean)
+      .join('\n\n');
+    item.title = tip;
+    return item;
+  }
+}
