@@ -19,7 +19,7 @@ from .config import RLMConfig
 from .engine import Action, AskRoot, Execute, Finish, ResolveFinal, RLMRun, new_run_id
 from .errors import RLMError, RunCancelled
 from .events import EventBus, RootToken
-from .executors.base import Executor
+from .executors.base import ExecResult, Executor
 from .executors.local import LocalExecutor
 from .lm import make_lm
 from .lm.base import Completion, LMClient
@@ -53,7 +53,9 @@ class RunTree:
                 lm = make_lm(c.backend, c.backend_kwargs)
             else:
                 backend = c.sub_backend or c.backend
-                kwargs = c.sub_backend_kwargs if c.sub_backend_kwargs is not None else c.backend_kwargs
+                kwargs = c.sub_backend_kwargs
+                if kwargs is None:  # the root's settings, unless they are another provider's
+                    kwargs = c.backend_kwargs if backend == c.backend else {}
                 lm = make_lm(backend, kwargs, model=model)
             self._lms[key] = RecordingLM(lm, self._recording) if self._recording else lm
         return self._lms[key]
@@ -75,9 +77,8 @@ class RunTree:
 
     def close(self) -> None:
         for lm in self._lms.values():
-            future = asyncio.run_coroutine_threadsafe(lm.aclose(), self.pool._loop)
             try:
-                future.result(timeout=2)
+                self.pool.cleanup(lm.aclose())
             except Exception:  # the run's result matters more than a client that failed to close
                 log.warning("rlm_kernel: closing %s failed", lm.model_name, exc_info=True)
         self._unsubscribe()
@@ -161,7 +162,7 @@ def _token_sink(parts: RunParts, turn: int) -> Callable[[str], None]:
     return on_token
 
 
-def _after_execute(parts: RunParts, action: Execute, result: Any) -> Action:
+def _after_execute(parts: RunParts, result: ExecResult) -> Action:
     restored = parts.scaffold.restore()
     return parts.run.receive_execution(
         result, answer_ready=parts.scaffold.ready, answer=parts.scaffold.content, restored=restored
@@ -189,7 +190,7 @@ def drive(parts: RunParts) -> Finish:
                 result = parts.executor.execute(action.code, step=action.step)
                 if tree.cancelled:
                     raise RunCancelled()
-                action = _after_execute(parts, action, result)
+                action = _after_execute(parts, result)
             elif isinstance(action, ResolveFinal):
                 action = run.receive_final(*parts.scaffold.resolve(action.directive))
         except KeyboardInterrupt:
@@ -234,7 +235,7 @@ async def adrive(parts: RunParts, approve: Approve | None = None) -> Finish:
                 result = await asyncio.to_thread(parts.executor.execute, code, step=action.step)
                 if tree.cancelled:
                     raise RunCancelled()
-                action = _after_execute(parts, action, result)
+                action = _after_execute(parts, result)
             elif isinstance(action, ResolveFinal):
                 action = run.receive_final(*parts.scaffold.resolve(action.directive))
         except asyncio.CancelledError:

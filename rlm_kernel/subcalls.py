@@ -92,6 +92,10 @@ class SubcallPool:
     def run(self, coro: Coroutine[Any, Any, T], budget: Budget | None = None) -> T:
         return self.wait(self.submit(coro, bounded=False), budget)
 
+    def cleanup(self, coro: Coroutine[Any, Any, T], timeout: float = 2.0) -> T:
+        """Run a closing coroutine on the loop even after a cancel (closing clients, say)."""
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+
     def cancel_all(self) -> None:
         """Stop every call in flight and refuse new ones."""
         self.cancelled.set()
