@@ -306,13 +306,16 @@ class RLMMagics(Magics):
             _close(view)
 
     async def _run_async(self, job: _Job) -> RLMResult:
+        from .display import StepApproval, WidgetView
+
         view = self._view(job)
         approve = None
-        if job.settings["mode"] == "step" and hasattr(view, "box"):
-            from .display import StepApproval
-
-            approve = StepApproval(view)
-            self._cancel_approval = approve.cancel
+        if job.settings["mode"] == "step":
+            if isinstance(view, WidgetView):
+                approve = StepApproval(view)
+                self._cancel_approval = approve.cancel
+            else:
+                print("Step mode needs the notebook widget; this run goes on in auto mode.")
         self.active = job.rlm
         ticker = asyncio.ensure_future(_tick())
         try:
