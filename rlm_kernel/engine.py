@@ -120,6 +120,7 @@ class RLMRun:
         self.turns = 0  # root requests made
         self.iterations = 0  # root replies received
         self.steps = 0
+        self._executing = 0
         self.response: str | None = None
         self.error: str | None = None
         self.started = time.perf_counter()
@@ -254,10 +255,11 @@ class RLMRun:
         assert pending is not None
         if pending.blocks and not pending.failed:
             self.steps += 1
+            self._executing = self.steps  # human steps may be numbered while this one waits
             code = pending.blocks.pop(0)
             self.state = "executing"
-            self.emit(StepStarted(**self._ids(), step=self.steps, code=code))
-            return Execute(self.steps, code)
+            self.emit(StepStarted(**self._ids(), step=self._executing, code=code))
+            return Execute(self._executing, code)
         if pending.directive is not None and not pending.failed:
             self.state = "resolving"
             return ResolveFinal(pending.directive)
@@ -291,7 +293,7 @@ class RLMRun:
         self.emit(
             StepFinished(
                 **self._ids(),
-                step=self.steps,
+                step=self._executing,
                 output=shown,
                 error=result.error,
                 elapsed_s=result.elapsed_s,
@@ -305,7 +307,7 @@ class RLMRun:
             pending.notes.append(
                 f"Reserved names were put back after your code replaced them: {', '.join(restored)}."
             )
-        pending.outputs.append((self.steps, shown))
+        pending.outputs.append((self._executing, shown))
         pending.failed = result.error is not None
         return self._advance()
 

@@ -58,14 +58,19 @@ class NotebookMode:
 
     # -- the comm ----------------------------------------------------------------------------
     def _on_open(self, comm: Any, msg: dict[str, Any]) -> None:
+        """A front end connected (a page reload reconnects): it learns the run in progress and the
+        step it may have missed."""
         self.comm = comm
         self.frontend = msg["content"].get("data") or {}
         comm.on_msg(self._on_msg)
-        comm.on_close(self._on_close)
+        comm.on_close(lambda _msg: self._on_close(comm))
         self.send("welcome", version=PROTOCOL_VERSION, active=self.active.run_id if self.active else None)
+        if self.active is not None:
+            self.active.reconnected()
 
-    def _on_close(self, msg: dict[str, Any]) -> None:
-        self.comm = None
+    def _on_close(self, comm: Any) -> None:
+        if self.comm is comm:  # another view of the notebook closing leaves this one connected
+            self.comm = None
 
     def send(self, kind: str, **data: Any) -> None:
         if self.comm is not None:
@@ -73,10 +78,13 @@ class NotebookMode:
 
     def _on_msg(self, msg: dict[str, Any]) -> None:
         data = msg["content"]["data"]
+        kind = data.get("type")
         run = self.active
+        if kind == "set_mode" and run is None and data.get("mode") in ("auto", "step"):
+            self.shell.user_ns["__rlm_magics__"].mode = data["mode"]  # for the next run
+            return
         if run is None or data.get("run_id") not in (None, run.run_id):
             return
-        kind = data.get("type")
         if kind == "cell_inserted":
             run.cell_inserted(int(data["step"]), str(data["cell_id"]))
         elif kind == "set_mode" and data.get("mode") in ("auto", "step"):
@@ -196,9 +204,32 @@ class NotebookRun:
             html = render_run(self.state)
         if events:
             self.mode.send("events", run_id=self.run_id, events=events)
-        self._display.update(HTML(html))
+        if not self.done:  # the final view, with the trajectory in its metadata, is _finish's
+            self._display.update(HTML(html))
 
     # -- the loop ------------------------------------------------------------------------------------
+    def reconnected(self) -> None:
+        """Tell a newly opened front end where the run stands, and propose again a step it missed."""
+        self.mode.send("run_state", **self._state())
+        if self.pending is not None:
+            self._propose(self.pending)
+
+    @property
+    def _reply(self) -> str:
+        """The root's reply that proposed the pending step."""
+        return next((m["content"] for m in reversed(self.run.messages) if m["role"] == "assistant"), "")
+
+    def _propose(self, action: Execute) -> None:
+        self.mode.send(
+            "propose_step",
+            run_id=self.run_id,
+            step=action.step,
+            code=action.code,
+            reply=self._reply,
+            after_cell_id=self.last_cell,
+            mode=self.step_mode,
+        )
+
     def start(self) -> None:
         self.mode.send(
             "run_started",
@@ -224,15 +255,7 @@ class NotebookRun:
             self._ask(action)
         elif isinstance(action, Execute):
             self.pending, self.pending_cell = action, None
-            self.mode.send(
-                "propose_step",
-                run_id=self.run_id,
-                step=action.step,
-                code=action.code,
-                reply=self.run.messages[-1]["content"],
-                after_cell_id=self.last_cell,
-                mode=self.step_mode,
-            )
+            self._propose(action)
         elif isinstance(action, ResolveFinal):
             self._perform(self.run.receive_final(*self.parts.scaffold.resolve(action.directive)))
         elif isinstance(action, Finish):

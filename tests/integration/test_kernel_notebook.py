@@ -61,6 +61,10 @@ def test_auto_mode_runs_each_step_as_a_cell_to_the_answer(
     assert kernel.text(check).strip() == "42 21"
     # the %%rlm cell's view was updated in place and ends with the answer
     updates = [m for _, m in kernel.messages if m["msg_type"] == "update_display_data"]
+    time.sleep(0.3)  # a view update scheduled before the end must not replace the final one
+    kernel.pump(timeout=0.3)
+    updates = [m for _, m in kernel.messages if m["msg_type"] == "update_display_data"]
+    assert updates[-1]["content"]["metadata"]["rlm_kernel"]["events"][-1]["kind"] == "run_ended"
     final_view = updates[-1]["content"]["data"]["text/html"]
     assert "<b>Answer:</b>" in final_view and ">42</pre>" in final_view
     assert kernel.of(rlm_cell, "display_data")  # the view lives in the %%rlm cell
@@ -189,3 +193,27 @@ def test_without_the_extension_it_falls_back_and_says_so(
     again = kernel.start("%%rlm -c doc\nq")
     kernel.wait_idle(again)
     assert "rlm_kernel extension" not in kernel.text(again)  # said once
+
+
+def test_a_reconnecting_front_end_gets_the_pending_step_again(
+    kernel: KernelSession, server: ScriptedServer
+) -> None:
+    server.responder = Script(root=[repl("y = 5"), repl("FINAL(y)")])
+    first = FrontEnd(kernel, on_propose=lambda data: None)
+    first.run_cell("%%rlm -c doc --mode step\nq")
+    proposal = first.next("propose_step")
+    second = FrontEnd(kernel, on_propose=lambda data: data["code"])  # a page reload: a new comm
+    assert second.next("run_state")["waiting_for"] == 1
+    again = second.next("propose_step")
+    assert again["step"] == proposal["step"] and again["code"] == proposal["code"]
+    kernel.kc.shell_channel.send(kernel.kc.session.msg("comm_close", {"comm_id": first.comm_id, "data": {}}))
+    second.accept(again)  # the old view closing leaves the new one connected
+    assert second.drive()["answer"] == "5"
+
+
+def test_set_mode_between_runs_sets_the_next_runs_mode(kernel: KernelSession, server: ScriptedServer) -> None:
+    server.responder = Script(root=[repl("FINAL(1)")])
+    front = FrontEnd(kernel, on_propose=lambda data: None)
+    front.send("set_mode", mode="step")
+    front.run_cell("%%rlm -c doc\nq")
+    assert front.next("propose_step")["mode"] == "step"

@@ -205,9 +205,28 @@ def test_no_subcalls_profile_leaves_sub_calls_out():
 def test_child_runs_are_told_they_answer_a_sub_task():
     events = []
     config = RLMConfig(backend="replay", depth=1, max_depth=2)
-    run = RLMRun(config, question=None, context_meta=context_metadata("x"), model="m", sub_model="m",
-                 emit=events.append, parent_id="p")
+    run = RLMRun(
+        config,
+        question=None,
+        context_meta=context_metadata("x"),
+        model="m",
+        sub_model="m",
+        emit=events.append,
+        parent_id="p",
+    )
     action = run.start()
     assert "sub-task for another model" in action.messages[0]["content"]
     assert "Answer the request contained in the context." in action.messages[-1]["content"]
     assert events[0].parent_id == "p" and events[0].depth == 1
+
+
+def test_a_human_step_while_a_step_waits_keeps_both_numbers_right():
+    run, events = make_run()
+    run.start()
+    assert run.receive_reply(reply("```repl\nx = 1\n```")) == Execute(1, "x = 1\n")
+    assert run.human_step("print('mine')", "mine\n") == 2
+    action = run.receive_execution(ok("one\n"), answer_ready=False)
+    finished = [e.step for e in events if e.kind == "step_finished"]
+    assert finished == [2, 1]
+    text = action.messages[-1]["content"]
+    assert "Output of step 1:\none" in text and "own (step 2)" in text
