@@ -25,6 +25,9 @@ from scripted_server import Reply, Request, Script, ScriptedServer  # noqa: E402
 OUT = ROOT / "labextension" / "src" / "__tests__" / "fixtures" / "kernel_run.json"
 
 
+BATCH = "parts = llm_query_batched(['a: ' + context[:5], 'b: ' + context[5:10], 'fail'])\nprint(parts)"
+
+
 def repl(code: str) -> str:
     return f"Next step.\n```repl\n{code}\n```"
 
@@ -39,7 +42,7 @@ def main() -> None:
     script = Script(
         root=[
             Reply(
-                text=repl("parts = llm_query_batched(['a: ' + context[:5], 'b: ' + context[5:10], 'fail'])\nprint(parts)"),
+                text=repl(BATCH),
                 input_tokens=900,
                 output_tokens=40,
             ),
@@ -76,7 +79,8 @@ def main() -> None:
             messages = front.received()
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(messages, indent=1) + "\n", encoding="utf-8")
-    print(f"{len(messages)} messages -> {OUT.relative_to(ROOT)}; answer {finished['answer']!r}; {finished['usage']}")
+    where = OUT.relative_to(ROOT)
+    print(f"{len(messages)} messages -> {where}; answer {finished['answer']!r}; {finished['usage']}")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@
 import type { Cell } from '@jupyterlab/cells';
 
 import { readCellMeta } from './protocol';
-import { stepTooltip, type RunLog } from './runs';
+import { stepTooltip } from './format';
+import type { RunLog } from './runs';
 
 export const CLASS = {
   step: 'rlm-step-cell',
@@ -19,33 +20,54 @@ export const CLASS = {
 
 const ALL = [CLASS.step, CLASS.edited, CLASS.answer, CLASS.answerError];
 
+/**
+ * Where the badge goes: the input area (its bottom-right corner stays clear of the cell toolbar),
+ * or the cell itself while the cell is still a windowing placeholder.
+ */
+function badgeHost(cell: Cell): HTMLElement {
+  return cell.inputArea?.node ?? cell.node;
+}
+
+function findBadge(cell: Cell): HTMLElement | null {
+  return cell.node.querySelector<HTMLElement>(`.${CLASS.badge}`);
+}
+
 export function decorateCell(cell: Cell, log: RunLog): void {
   if (cell.isDisposed) {
     return;
   }
   const meta = readCellMeta(cell.model.getMetadata('rlm'));
   const node = cell.node;
-  let badge = node.querySelector<HTMLElement>(`:scope > .${CLASS.badge}`);
+  let badge = findBadge(cell);
   if (meta === null) {
     ALL.forEach(c => cell.removeClass(c));
     badge?.remove();
     delete node.dataset.rlmRun;
     delete node.dataset.rlmStep;
+    delete node.dataset.rlmStatus;
     return;
   }
   node.dataset.rlmRun = meta.run_id;
-  if (!badge) {
+  const host = badgeHost(cell);
+  if (badge?.parentElement !== host) {
+    badge?.remove();
     badge = document.createElement('div');
     badge.className = CLASS.badge;
-    node.appendChild(badge);
+    host.appendChild(badge);
+    if (host === node) {
+      // Move it into the input area once the cell is rendered.
+      void cell.ready.then(() => decorateCell(cell, log));
+    }
   }
   if ('answer' in meta) {
     cell.addClass(CLASS.answer);
     cell.toggleClass(CLASS.answerError, meta.error === true);
     [CLASS.step, CLASS.edited].forEach(c => cell.removeClass(c));
     delete node.dataset.rlmStep;
+    delete node.dataset.rlmStatus;
+    const usage = log.get(meta.run_id)?.usage;
     badge.textContent = meta.error ? 'RLM ended' : 'RLM answer';
-    badge.title = `Run ${meta.run_id}${log.get(meta.run_id)?.usage ? `\n${log.get(meta.run_id)?.usage}` : ''}`;
+    badge.title = `Run ${meta.run_id}${usage ? `\n${usage}` : ''}`;
     return;
   }
   const edited = meta.author === 'human-edited';
@@ -55,5 +77,8 @@ export function decorateCell(cell: Cell, log: RunLog): void {
   node.dataset.rlmStep = String(meta.step);
   badge.textContent = edited ? `RLM step ${meta.step} · edited` : `RLM step ${meta.step}`;
   const step = log.get(meta.run_id)?.steps.find(s => s.step === meta.step) ?? null;
+  if (step !== null) {
+    node.dataset.rlmStatus = step.status;
+  }
   badge.title = stepTooltip(step, meta.step, meta.author);
 }

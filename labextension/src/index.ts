@@ -7,7 +7,7 @@
  */
 
 import { ILayoutRestorer, type JupyterFrontEnd, type JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { ICommandPalette, ISessionContextDialogs } from '@jupyterlab/apputils';
+import { ICommandPalette, ISessionContextDialogs, InputDialog } from '@jupyterlab/apputils';
 import { INotebookCellExecutor, INotebookTracker, type NotebookPanel } from '@jupyterlab/notebook';
 import { ITranslator } from '@jupyterlab/translation';
 
@@ -23,6 +23,7 @@ export const CommandIDs = {
   toggleMode: 'rlm-kernel:toggle-mode',
   togglePause: 'rlm-kernel:toggle-pause',
   stop: 'rlm-kernel:stop',
+  hint: 'rlm-kernel:hint',
   showRuns: 'rlm-kernel:show-runs'
 } as const;
 
@@ -80,6 +81,28 @@ const plugin: JupyterFrontEndPlugin<void> = {
       label: 'RLM: Stop the Current Run',
       isEnabled: duringRun,
       execute: () => current()?.stop()
+    });
+    app.commands.addCommand(CommandIDs.hint, {
+      label: 'RLM: Send a Hint to the Current Run…',
+      isEnabled: duringRun,
+      execute: async args => {
+        const controller = current();
+        if (controller === null) {
+          return;
+        }
+        let text = typeof args.text === 'string' ? args.text : null;
+        if (text === null) {
+          const answer = await InputDialog.getText({
+            title: 'Hint for the root LM',
+            label: "The root's next turn carries it (like %rlm hint).",
+            placeholder: 'look at chapter 3'
+          });
+          text = answer.button.accept ? answer.value : null;
+        }
+        if (text) {
+          controller.hint(text);
+        }
+      }
     });
     app.commands.addCommand(CommandIDs.showRuns, {
       label: 'RLM: Show Runs Panel',

@@ -240,20 +240,29 @@ export class RlmNotebook implements IDisposable {
     if (msg === null) {
       return; // a message type (or shape) this version does not know: ignored, as the protocol says
     }
+    // A proposal seen before (say, sent again after a reconnection) already has its cell.
+    const existing = msg.type === 'propose_step' ? this.log.proposalCell(msg.run_id, msg.step) : null;
     this.log.applyMessage(msg);
-    this.act(msg).catch((error: unknown) => console.error('rlm-kernel: failed to handle', msg.type, error));
+    this.act(msg, existing).catch((error: unknown) => console.error('rlm-kernel: failed to handle', msg.type, error));
   }
 
-  private async act(msg: KernelMsg): Promise<void> {
+  private async act(msg: KernelMsg, existing: string | null): Promise<void> {
     switch (msg.type) {
       case 'propose_step':
-        await this.insertStep(msg);
+        if (existing !== null && this.cellWidget(existing) !== undefined) {
+          this.log.bindCell(msg.run_id, msg.step, existing);
+          this.send({ type: 'cell_inserted', run_id: msg.run_id, step: msg.step, cell_id: existing });
+        } else {
+          await this.insertStep(msg);
+        }
         break;
       case 'step_executed':
         this.markExecuted(msg);
         break;
       case 'run_finished':
-        this.insertAnswer(msg);
+        if (this.log.claimAnswer(msg.run_id)) {
+          this.insertAnswer(msg);
+        }
         break;
       case 'events':
         this.scheduleUpdate(true);

@@ -7,16 +7,8 @@ import { Widget } from '@lumino/widgets';
 
 import { rlmIcon } from './icons';
 import type { RlmNotebook } from './notebook';
-import {
-  formatCost,
-  formatSeconds,
-  formatTally,
-  formatTokens,
-  stepTally,
-  type CallView,
-  type RunView,
-  type StepView
-} from './runs';
+import { formatCost, formatSeconds, formatTally, formatTokens } from './format';
+import { stepTally, type CallView, type RunView, type StepView } from './runs';
 
 const STATUS_MARK: Record<string, string> = {
   running: '⟳',
@@ -103,13 +95,14 @@ export class RunsPanel extends Widget {
       return;
     }
     const list = el('div', 'rlm-runs-list');
+    const newest = log.runs[log.runs.length - 1];
     for (const run of [...log.runs].reverse()) {
-      list.appendChild(this.renderRun(run, run.runId === log.activeRunId));
+      list.appendChild(this.renderRun(run, run.runId === log.activeRunId, run === newest));
     }
     root.appendChild(list);
   }
 
-  private renderRun(run: RunView, active: boolean): HTMLElement {
+  private renderRun(run: RunView, active: boolean, newest: boolean): HTMLElement {
     const section = el('section', `rlm-run rlm-status-${run.status}${active ? ' rlm-mod-active' : ''}`);
     section.dataset.runId = run.runId;
     section.dataset.status = run.status;
@@ -130,9 +123,8 @@ export class RunsPanel extends Widget {
     section.appendChild(totals);
 
     const steps = el('ol', 'rlm-steps');
-    const last = run.steps.length > 0 ? run.steps[run.steps.length - 1].step : -1;
     for (const step of run.steps) {
-      steps.appendChild(this.renderStep(run, step, active && step.step === last));
+      steps.appendChild(this.renderStep(run, step, newest));
     }
     section.appendChild(steps);
     if (run.looseCalls.length > 0) {
@@ -151,14 +143,16 @@ export class RunsPanel extends Widget {
     return section;
   }
 
-  private renderStep(run: RunView, step: StepView, latest: boolean): HTMLElement {
+  /** Sub-calls show for the newest run's steps unless folded, and for any step still running. */
+  private renderStep(run: RunView, step: StepView, newest: boolean): HTMLElement {
     const key = `${run.runId}:${step.step}`;
     const item = el('li', `rlm-step rlm-status-${step.status} rlm-author-${step.author}`);
     item.dataset.step = String(step.step);
     item.dataset.status = step.status;
     const head = el('div', 'rlm-step-head');
-    const open = this.folded.get(key) ?? (latest || step.status === 'running');
-    const toggle = el('button', 'rlm-step-toggle', open ? '▾' : '▸');
+    const open = this.folded.get(key) ?? (newest || step.status === 'running');
+    const toggle = el('button', 'rlm-step-toggle', step.calls.length === 0 ? ' ' : open ? '▾' : '▸');
+    toggle.disabled = step.calls.length === 0;
     toggle.title = open ? 'Hide sub-calls' : 'Show sub-calls';
     toggle.addEventListener('click', () => {
       this.folded.set(key, !open);

@@ -163,6 +163,7 @@ export class RunLog {
   private calls = new Map<string, CallView>();
   /** Cells a human ran during the active run, waiting for their `step_started` (author human). */
   private humanCells: string[] = [];
+  private answered = new Set<string>();
   private listeners = new Set<() => void>();
 
   onChange(listener: () => void): () => void {
@@ -210,6 +211,21 @@ export class RunLog {
       all.maxLatencyS = Math.max(all.maxLatencyS, run.totals.maxLatencyS);
     }
     return all;
+  }
+
+  /** The cell already holding a proposed step, if the front end inserted one (a repeated proposal). */
+  proposalCell(runId: string, step: number): string | null {
+    const found = this.byId.get(runId)?.steps.find(s => s.step === step);
+    return found !== undefined && found.author !== 'human' ? found.cellId : null;
+  }
+
+  /** Claim the answer cell of a run: true the first time only, so a repeated run_finished adds none. */
+  claimAnswer(runId: string): boolean {
+    if (this.answered.has(runId)) {
+      return false;
+    }
+    this.answered.add(runId);
+    return true;
   }
 
   // -- what the front end observes itself ---------------------------------------------------
@@ -670,57 +686,4 @@ export class RunLog {
     }
     yield* run.looseCalls;
   }
-}
-
-// -- formatting, shared by the side panel and the badges -------------------------------------
-
-export function formatTokens(n: number): string {
-  return n >= 10_000 ? `${(n / 1000).toFixed(1)}k` : n.toLocaleString('en-US');
-}
-
-export function formatCost(cost: number | null): string {
-  if (cost === null) {
-    return '$?';
-  }
-  if (cost === 0) {
-    return '$0';
-  }
-  return cost < 0.01 ? `$${cost.toFixed(4)}` : `$${cost.toFixed(3)}`;
-}
-
-export function formatSeconds(s: number): string {
-  return s < 10 ? `${s.toFixed(2)} s` : `${s.toFixed(1)} s`;
-}
-
-export function formatTally(t: Tally): string {
-  const parts = [
-    `${t.calls} call${t.calls === 1 ? '' : 's'}`,
-    `${formatTokens(t.inputTokens)} in / ${formatTokens(t.outputTokens)} out tokens`,
-    formatCost(t.cost)
-  ];
-  if (t.running > 0) {
-    parts.push(`${t.running} running`);
-  }
-  return parts.join(' · ');
-}
-
-/** The tooltip of a step cell's badge: its sub-calls' tokens, latency and cost. */
-export function stepTooltip(step: StepView | null, number: number, author: StepAuthor): string {
-  const who = author === 'human-edited' ? 'proposed by the root LM, edited by you' : 'proposed by the root LM';
-  const head = `RLM step ${number} (${who})`;
-  if (step === null) {
-    return `${head}\nSub-call details: run the notebook again, or see the %%rlm cell's trajectory.`;
-  }
-  const t = stepTally(step);
-  if (t.calls === 0 && t.running === 0) {
-    return `${head}\nNo sub-calls.`;
-  }
-  const lines = [
-    head,
-    `${t.calls} sub-call${t.calls === 1 ? '' : 's'}${t.running ? ` (+${t.running} running)` : ''}`,
-    `tokens: ${formatTokens(t.inputTokens)} in / ${formatTokens(t.outputTokens)} out`,
-    `latency: ${formatSeconds(t.latencyS)} total, ${formatSeconds(t.maxLatencyS)} max`,
-    `cost: ${formatCost(t.cost)}`
-  ];
-  return lines.join('\n');
 }

@@ -8,7 +8,7 @@ import { Widget } from '@lumino/widgets';
 
 import { toolbarState } from './decisions';
 import type { RlmNotebook } from './notebook';
-import { formatTally } from './runs';
+import { formatTally } from './format';
 
 class ActionButton extends Widget {
   readonly button: HTMLButtonElement;
@@ -86,7 +86,7 @@ export function addToolbarItems(controller: RlmNotebook): void {
       widget.setHidden(!state.visible);
     }
     mode.set(
-      state.mode === 'auto' ? 'Auto' : 'Step',
+      state.mode === 'auto' ? 'Mode: auto' : 'Mode: step',
       state.mode === 'auto'
         ? 'RLM mode: auto (each proposed step runs at once). Click for step mode.'
         : 'RLM mode: step (each proposed step waits for you to run it). Click for auto mode.',

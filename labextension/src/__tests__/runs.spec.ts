@@ -1,5 +1,6 @@
 import { parseKernelMsg, type KernelMsg } from '../protocol';
-import { formatCost, formatTally, formatTokens, isRlmCommand, RunLog, stepTally, stepTooltip } from '../runs';
+import { formatCost, formatTally, formatTokens, stepTooltip } from '../format';
+import { isRlmCommand, RunLog, stepTally } from '../runs';
 import recorded from './fixtures/kernel_run.json';
 import {
   callFinished,
@@ -248,6 +249,17 @@ describe('steps and runs', () => {
     expect(log.totals().calls).toBe(3);
   });
 
+  it('know a repeated proposal and a repeated end', () => {
+    const log = new RunLog();
+    log.applyMessage(started());
+    expect(log.proposalCell('r1', 1)).toBeNull();
+    log.applyMessage({ type: 'propose_step', run_id: 'r1', step: 1, code: 'x', reply: '', after_cell_id: null, mode: 'auto' });
+    log.bindCell('r1', 1, 'c-1');
+    expect(log.proposalCell('r1', 1)).toBe('c-1');
+    expect(log.claimAnswer('r1')).toBe(true);
+    expect(log.claimAnswer('r1')).toBe(false);
+  });
+
   it('tell listeners of each change', () => {
     const log = new RunLog();
     let n = 0;
@@ -265,6 +277,7 @@ describe('formatting', () => {
     [0, '$0'],
     [null, '$?'],
     [0.00042, '$0.0004'],
+    [0.00003, '<$0.0001'],
     [0.1234, '$0.123']
   ])('cost %p is %p', (cost, text) => {
     expect(formatCost(cost)).toBe(text);

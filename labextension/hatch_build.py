@@ -1,0 +1,94 @@
+"""The wheel's build hook calls :func:`build` (pyproject.toml, ``[tool.hatch.build.hooks.jupyter-builder]``).
+
+It builds the JupyterLab extension with jlpm into ``rlm_kernel/labextension/`` (git-ignored), from
+where the wheel ships it to ``share/jupyter/labextensions/rlm-kernel-labextension/``.
+
+- The build output is complete and newer than the sources (an sdist, a second install): nothing
+  to do, and no Node.js needed.
+- Otherwise it runs ``jlpm install`` and ``jlpm run build:prod`` (``build`` for an editable
+  install) in ``labextension/``.
+- Without Node.js 20.19+ or 22.12+ there is nothing to build with: the package installs without
+  the extension (or with the older build, if there is one), and the kernel shows each run's
+  steps inside its ``%%rlm`` cell instead. ``HATCH_JUPYTER_BUILDER_SKIP_NPM=1`` skips the build on purpose.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from hatch_jupyter_builder import npm_builder
+
+# jupyter-builder (JupyterLab >= 4.6) refuses older Node.js: "^20.19.0 || >=22.12.0".
+NODE_OK = "20.19+ or 22.12+"
+# What the build reads: a change to any of these makes the output stale.
+SOURCES = ("src", "style", "package.json", "yarn.lock", "tsconfig.json")
+log = logging.getLogger("rlm_kernel.build")
+
+
+def _node_version() -> tuple[int, int] | None:
+    node = shutil.which("node")
+    if node is None:
+        return None
+    try:
+        version = subprocess.run([node, "--version"], capture_output=True, text=True, check=True).stdout
+        major, minor = version.strip().lstrip("v").split(".")[:2]
+        return int(major), int(minor)
+    except (OSError, subprocess.CalledProcessError, ValueError):
+        return None
+
+
+def _usable(version: tuple[int, int] | None) -> bool:
+    return version is not None and (version >= (22, 12) or (20, 19) <= version < (21, 0))
+
+
+def _files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    return [p for p in path.rglob("*") if p.is_file() and "__tests__" not in p.parts]
+
+
+def _complete(out: Path) -> bool:
+    """A whole build, not a stray file of one: the manifest and the federated entry point."""
+    return (out / "package.json").is_file() and any((out / "static").glob("remoteEntry.*.js"))
+
+
+def _up_to_date(out: Path, package: Path) -> bool:
+    if not _complete(out):
+        return False
+    built = min(p.stat().st_mtime for p in _files(out))
+    sources = [f for name in SOURCES if (package / name).exists() for f in _files(package / name)]
+    return all(f.stat().st_mtime <= built for f in sources)
+
+
+def build(
+    target_name: str,
+    version: str,
+    path: str = "labextension",
+    build_dir: str = "rlm_kernel/labextension",
+    **kwargs: Any,
+) -> None:
+    package, out = Path(path), Path(build_dir)
+    if os.environ.get("HATCH_JUPYTER_BUILDER_SKIP_NPM") == "1":
+        log.info("rlm-kernel: HATCH_JUPYTER_BUILDER_SKIP_NPM=1, not building the JupyterLab extension")
+        return
+    if _up_to_date(out, package):
+        log.info("rlm-kernel: the JupyterLab extension in %s is up to date", out)
+        return
+    node = _node_version()
+    if not _usable(node):
+        found = "no Node.js" if node is None else f"Node.js {node[0]}.{node[1]}"
+        log.warning(
+            "rlm-kernel: %s found, so the JupyterLab extension is not built%s. Install Node.js %s "
+            "and reinstall to get each RLM step as a notebook cell.",
+            found,
+            " (the older build in rlm_kernel/labextension is used)" if _complete(out) else "",
+            NODE_OK,
+        )
+        return
+    kwargs.pop("source_dir", None)  # staleness is decided above, over all of SOURCES
+    npm_builder(target_name, version, path=str(package), build_dir=str(out), force=True, **kwargs)
