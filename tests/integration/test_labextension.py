@@ -1,0 +1,32 @@
+"""The JupyterLab extension as installed: enabled with the package, its own lint and jest tests pass."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXT = ROOT / "labextension"
+
+
+def test_the_extension_is_installed_and_enabled():
+    out = subprocess.run(
+        [sys.executable, "-m", "jupyter", "labextension", "list"], capture_output=True, text=True, check=True
+    )
+    listing = re.sub(r"\x1b\[[0-9;]*m", "", out.stdout + out.stderr)
+    line = next((ln for ln in listing.splitlines() if "rlm-kernel-labextension" in ln), "")
+    assert "enabled" in line and "OK" in line, listing
+
+
+@pytest.mark.parametrize("script", ["lint", "test"])
+def test_front_end_lint_and_unit_tests(script):
+    jlpm = shutil.which("jlpm")
+    if jlpm is None or not (EXT / "node_modules").is_dir():
+        pytest.skip("the extension's node_modules are absent (installed without Node.js)")
+    done = subprocess.run([jlpm, "run", script], cwd=EXT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
