@@ -107,6 +107,12 @@ export class RlmNotebook implements IDisposable {
     const run = this.log.active;
     if (run !== null) {
       this.send({ type: 'stop', run_id: run.runId });
+      // A busy kernel (a step's cell running) reads comm messages only when the cell ends; an
+      // interrupt ends the step now, and the kernel stops the run when it sees the interrupt.
+      const kernel = this.panel.sessionContext.session?.kernel;
+      if (kernel?.status === 'busy') {
+        kernel.interrupt().catch(console.error);
+      }
     }
   }
 
@@ -335,7 +341,14 @@ export class RlmNotebook implements IDisposable {
       sessionDialogs: this.options.sessionDialogs ?? undefined,
       translator: this.options.translator ?? undefined
     };
-    await (this.options.executor ? this.options.executor.runCell(options) : runCell(options));
+    try {
+      await (this.options.executor ? this.options.executor.runCell(options) : runCell(options));
+    } catch (reason) {
+      // A step whose code raised is a normal outcome: the kernel reports it to the root.
+      if (!(reason instanceof Error && reason.message.startsWith('KernelReplyNotOK'))) {
+        throw reason;
+      }
+    }
   }
 
   private markExecuted(msg: StepExecutedMsg): void {

@@ -167,6 +167,7 @@ class NotebookRun:
         self._events: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._flush_scheduled = False
+        self._final = False
         self._root_future: concurrent.futures.Future[Completion] | None = None
         self.open = job.rlm.open(
             job.context, job.question, namespace=mode.shell.user_ns, subscribers=(self._on_event,)
@@ -193,19 +194,22 @@ class NotebookRun:
             if self._flush_scheduled:
                 return
             self._flush_scheduled = True
-        self.loop.call_soon_threadsafe(self.loop.call_later, FLUSH_S, self._flush)
+        # A timer thread, not the kernel's loop: while a step's cell runs, the loop is busy, and the
+        # side panel and the view should still move. Comm and display messages are thread-safe.
+        timer = threading.Timer(FLUSH_S, self._flush)
+        timer.daemon = True
+        timer.start()
 
     def _flush(self) -> None:
         from IPython.display import HTML
 
-        with self._lock:
+        with self._lock:  # held while sending, so a late timer cannot overwrite the final view
             self._flush_scheduled = False
             events, self._events = self._events, []
-            html = render_run(self.state)
-        if events:
-            self.mode.send("events", run_id=self.run_id, events=events)
-        if not self.done:  # the final view, with the trajectory in its metadata, is _finish's
-            self._display.update(HTML(html))
+            if events:
+                self.mode.send("events", run_id=self.run_id, events=events)
+            if not self._final:  # the final view, with the trajectory in its metadata, is _finish's
+                self._display.update(HTML(render_run(self.state)))
 
     # -- the loop ------------------------------------------------------------------------------------
     def reconnected(self) -> None:
@@ -301,9 +305,6 @@ class NotebookRun:
         if self.done:
             return
         scaffold = self.parts.scaffold
-        if interrupted:
-            self._perform(self.run.abort(RunCancelled("interrupted")))
-            return
         if self._is_step(cell_id):
             step = self.pending
             assert step is not None
@@ -319,11 +320,14 @@ class NotebookRun:
                 edited=code.strip() != step.code.strip(),
                 error=result.error is not None,
             )
-            self._perform(
-                self.run.receive_execution(
-                    result, answer_ready=scaffold.ready, answer=scaffold.content, restored=restored
-                )
+            action = self.run.receive_execution(
+                result, answer_ready=scaffold.ready, answer=scaffold.content, restored=restored
             )
+            # An interrupted step is recorded with its output, then the run stops where it was.
+            self._perform(self.run.abort(RunCancelled("interrupted")) if interrupted else action)
+            return
+        if interrupted:
+            self._perform(self.run.abort(RunCancelled("interrupted")))
             return
         self.run.human_step(code, result.text(), result.error, result.elapsed_s)
         scaffold.restore()
@@ -373,7 +377,11 @@ class NotebookRun:
         self.result = self.open.close(finish)
         self.mode.shell.user_ns[self.job.out] = self.result
         self._flush()
-        self._display.update(HTML(render_run(self.state)), metadata=notebook_metadata(self.result.trajectory))
+        with self._lock:
+            self._final = True
+            self._display.update(
+                HTML(render_run(self.state)), metadata=notebook_metadata(self.result.trajectory)
+            )
         self.mode.send(
             "run_finished",
             run_id=self.run_id,

@@ -131,7 +131,7 @@ def _calls(view: StepView, live: bool) -> str:
         parts.append(
             f"<div>llm_query_batched × {size} · {escape(model)} "
             f'<progress value="{done}" max="{size}" style="width: 16em; accent-color: {_BRAND}"></progress> '
-            f"{done}/{size} done{f' · {size - done} running' if done < size else ''}</div>"
+            f"{done}/{size} finished{f' · {size - done} running' if done < size else ''}</div>"
         )
     rows = (
         sorted(view.calls.values(), key=lambda r: _ORDER.get(r.status, 9))

@@ -83,7 +83,7 @@ def test_a_child_runs_calls_attach_to_the_parents_step():
 def test_live_view_has_nothing_to_collapse_and_lists_running_calls_first():
     html = render_run(state_with_batch(finished=15))
     assert "<details" not in html  # a redraw would reset what the user opened
-    assert "15/20 done · 5 running" in html
+    assert "15/20 finished · 5 running" in html
     assert html.index("running</td>") < html.index("done</td>")
     assert html.count("<tr>") == 1 + LIVE_ROWS and f"and {20 - LIVE_ROWS} more" in html
     assert "&lt;part 0&gt;" in html and "<part 0>" not in html  # escaped

@@ -1,0 +1,687 @@
+"""Notebook mode in a real JupyterLab 4, in a real headless Chromium, with the RLM Python kernel.
+
+The extension (labextension/) and the kernel (rlm_kernel/jupyter/notebook.py) are exercised
+together, as a user would: each test writes a fresh notebook on the ``rlm-python`` kernel, opens
+it with ``?reset``, runs cells, clicks toolbar buttons, edits a proposed step, saves and reopens.
+The root LM and its sub-calls are the scripted server (tests/scripted_server.py). Assertions go
+through the DOM hooks listed in labextension/README.md ("Browser tests: hooks") and through
+the requests the server recorded. Screenshots land in test-artifacts/browser/.
+
+Needs Chromium at /usr/bin/chromium (never downloaded by Playwright) and the ``playwright``
+package: ``apt-get install chromium`` and ``pip install playwright jupyterlab``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts" / "browser"
+CHROMIUM = "/usr/bin/chromium"
+if not Path(CHROMIUM).exists():
+    pytest.skip(
+        f"browser tests need Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True
+    )
+pytest.importorskip(
+    "playwright.sync_api", reason="browser tests need the playwright package (pip install playwright)"
+)
+
+from scripted_server import Reply, Request, Script, ScriptedServer  # noqa: E402
+
+T = TypeVar("T")
+PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+CONNECTED = f"{PANEL} [data-rlm-control='status']:not(.lm-mod-hidden)"
+RUNS = "#rlm-runs-panel"
+
+# ------------------------------------------------------------------ the notebook and the scripted LM
+
+LOG_CELL = """\
+lines = [f"{i:03d} " + ("ERROR disk full" if i % 7 == 3 else "INFO ok") for i in range(400)]
+doc = "\\n".join(lines)
+print(len(lines), "lines,", len(doc), "characters")"""
+
+ALIVE_CELL = 'print("still here", 6 * 7)'
+
+
+def repl(text: str, code: str) -> str:
+    return f"{text}\n\n```repl\n{code.strip()}\n```"
+
+
+def code_cell(source: str) -> dict:
+    return {"cell_type": "code", "metadata": {}, "source": source, "execution_count": None, "outputs": []}
+
+
+def write_notebook(lab: Any, name: str, *sources: str) -> str:
+    nb = {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {
+            "kernelspec": {"name": "rlm-python", "display_name": "RLM Python", "language": "python"},
+            "language_info": {"name": "python"},
+        },
+        "cells": [{**code_cell(s), "id": f"cell-{i}"} for i, s in enumerate(sources)],
+    }
+    (lab.root_dir / name).write_text(json.dumps(nb, indent=1))
+    return name
+
+
+def count_errors(request: Request) -> Reply:
+    """A sub-call: how many error lines in the chunk it was given."""
+    return Reply(text=str(request.last_user.count("ERROR")), delay=0.4)
+
+
+def roots(server: ScriptedServer) -> list[Request]:
+    return [r for r in server.requests if r.is_root]
+
+
+def subs(server: ScriptedServer) -> list[Request]:
+    return [r for r in server.requests if not r.is_root]
+
+
+# ------------------------------------------------------------------ the page
+
+CELLS = """() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  if (!panel || !panel.content || !panel.content.widgets) return null;
+  return panel.content.widgets.map(c => ({
+    id: c.model.id,
+    type: c.model.type,
+    source: c.model.sharedModel.getSource(),
+    rlm: c.model.getMetadata('rlm') ?? null,
+    classes: Array.from(c.node.classList),
+    step: c.node.dataset.rlmStep ?? null,
+    status: c.node.dataset.rlmStatus ?? null,
+    run: c.node.dataset.rlmRun ?? null,
+    badge: c.node.querySelector('.rlm-badge')?.textContent ?? null,
+    output: c.node.querySelector('.jp-OutputArea')?.innerText ?? '',
+    markdown: c.node.querySelector('.jp-RenderedMarkdown')?.innerText ?? '',
+    text: c.node.innerText,
+    count: c.model.type === 'code' ? c.model.executionCount : null,
+  }));
+}"""
+
+RUNS_VIEW = """() => {
+  const panel = document.querySelector('#rlm-runs-panel');
+  if (!panel || panel.classList.contains('lm-mod-hidden')) return null;
+  return {
+    totals: panel.querySelector('[data-rlm-totals]')?.textContent ?? null,
+    runs: Array.from(panel.querySelectorAll('.rlm-run')).map(r => ({
+      id: r.dataset.runId,
+      status: r.dataset.status,
+      pill: r.querySelector('.rlm-pill')?.textContent ?? '',
+      totals: r.querySelector('.rlm-run-totals')?.textContent ?? '',
+      end: (r.querySelector('.rlm-run-answer') || r.querySelector('.rlm-run-error'))?.textContent ?? null,
+      steps: Array.from(r.querySelectorAll('.rlm-step')).map(s => ({
+        step: Number(s.dataset.step),
+        status: s.dataset.status,
+        author: s.querySelector('.rlm-step-author')?.textContent ?? '',
+        calls: Array.from(s.querySelectorAll('.rlm-call')).map(c => c.dataset.status),
+      })),
+    })),
+  };
+}"""
+
+
+def wait_until(
+    page: Any, probe: Callable[[], T], ok: Callable[[T], bool], what: str, timeout: float = 30
+) -> T:
+    """Poll ``probe`` (a read of the page or the server) until ``ok``; fail with the last value seen."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value is not None and ok(value):
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}; last seen:\n{_show(value)}")
+        page.wait_for_timeout(150)
+
+
+def _show(value: Any) -> str:
+    try:
+        return json.dumps(value, indent=1, default=str)[:6000]
+    except TypeError:
+        return repr(value)[:6000]
+
+
+def answered(cell: dict, error: bool = False) -> bool:
+    """An answer cell (with the error class when ``error``), its Markdown rendered (that lags the class)."""
+    return (
+        "rlm-answer-cell" in cell["classes"]
+        and ("rlm-answer-error" in cell["classes"]) == error
+        and cell["markdown"].startswith("RLM answer" if not error else "RLM run ended without an answer")
+    )
+
+
+def cells(page: Any) -> list[dict]:
+    return page.evaluate(CELLS)
+
+
+def runs_view(page: Any) -> dict | None:
+    return page.evaluate(RUNS_VIEW)
+
+
+def status_text(page: Any) -> str:
+    return page.locator(f"{PANEL} [data-rlm-control='status']").inner_text()
+
+
+def open_notebook(page: Any, lab: Any, name: str) -> None:
+    """Open the notebook in a fresh workspace and wait until the extension's comm is open."""
+    page.goto(lab.url(name))
+    page.wait_for_function(
+        "(name) => window.jupyterapp?.shell?.currentWidget?.context?.path === name",
+        arg=name,
+        timeout=90_000,
+    )
+    page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
+    page.wait_for_selector(f"{PANEL} .jp-Cell", timeout=60_000)
+    wait_connected(page)
+
+
+def wait_connected(page: Any) -> None:
+    try:
+        page.wait_for_selector(CONNECTED, timeout=90_000)
+    except Exception as e:
+        pytest.fail(
+            "the RLM toolbar never showed: the comm did not open (is the extension built? "
+            f"pip install -e . builds it into rlm_kernel/labextension): {e}"
+        )
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'",
+        timeout=60_000,
+    )
+
+
+def run_cell(page: Any, index: int) -> None:
+    """Select cell ``index`` and run it, as Ctrl+Enter would (not awaited: watch the DOM instead)."""
+    page.evaluate(
+        """(i) => {
+          const app = window.jupyterapp;
+          const nb = app.shell.currentWidget.content;
+          nb.mode = 'command';
+          nb.deselectAll();
+          nb.activeCellIndex = i;
+          void app.commands.execute('notebook:run-cell');
+        }""",
+        index,
+    )
+
+
+def index_of(page: Any, source_start: str) -> int:
+    found = [i for i, c in enumerate(cells(page)) if c["source"].startswith(source_start)]
+    assert len(found) == 1, f"one cell starting with {source_start!r}: {found}"
+    return found[0]
+
+
+def show_runs(page: Any) -> None:
+    page.evaluate("() => window.jupyterapp.commands.execute('rlm-kernel:show-runs')")
+    page.wait_for_selector(f"{RUNS}:not(.lm-mod-hidden)")
+
+
+def widen_runs_panel(page: Any, by: int) -> None:
+    """Drag the handle between the notebook and the right side bar ``by`` pixels to the left."""
+    start = page.evaluate(
+        """() => {
+          const r = document.querySelector('#jp-right-stack').getBoundingClientRect();
+          return {x: r.left - 2, y: r.top + r.height / 2, width: r.width};
+        }"""
+    )
+    page.mouse.move(start["x"], start["y"])
+    page.mouse.down()
+    page.mouse.move(start["x"] - by, start["y"], steps=8)
+    page.mouse.up()
+    page.wait_for_function(
+        "(w) => document.querySelector('#jp-right-stack').getBoundingClientRect().width > w + 50",
+        arg=start["width"],
+    )
+
+
+def shoot(page: Any, name: str) -> Path:
+    """The notebook and, when open, the runs panel, down to the last cell (no menus, no status bar)."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / name
+    page.mouse.move(0, 0)
+    page.wait_for_timeout(200)  # let the last update paint
+    box = page.evaluate(
+        """() => {
+          const rect = el => el && !el.classList.contains('lm-mod-hidden') ? el.getBoundingClientRect() : null;
+          const main = rect(document.querySelector('#jp-main-dock-panel'));
+          const side = rect(document.querySelector('#jp-right-stack'));
+          const right = side && side.width > 0 ? side.right : main.right;
+          const cells = document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell');
+          const last = cells.length ? cells[cells.length - 1].getBoundingClientRect().bottom + 16 : main.bottom;
+          const runs = document.querySelector('#rlm-runs-panel .rlm-runs-content');
+          const panel = side && side.width > 0 && runs ? runs.getBoundingClientRect().bottom + 16 : 0;
+          const bottom = Math.min(main.bottom, Math.max(last, panel));
+          return {x: main.left, y: main.top, width: right - main.left, height: bottom - main.top};
+        }"""
+    )
+    page.screenshot(path=str(path), clip=box)
+    return path
+
+
+# ------------------------------------------------------------------ 1. auto mode
+
+AUTO_ROOT = [
+    repl(
+        "The log is long: I'll split it into chunks and ask a sub-model to count the errors in each.",
+        """
+lines = context.splitlines()
+chunks = ["\\n".join(lines[i:i + 50]) for i in range(0, len(lines), 50)]
+counts = llm_query_batched([f"How many of these lines are errors?\\n{c}" for c in chunks])
+print(len(chunks), "chunks; errors per chunk:", counts)
+""",
+    ),
+    repl(
+        "Now add them up.",
+        """
+total = sum(int(c) for c in counts)
+print("errors in the log:", total)
+FINAL(f"The log has {total} error lines.")
+""",
+    ),
+]
+ERRORS = sum(1 for i in range(400) if i % 7 == 3)  # 57
+
+
+def test_auto_mode_runs_each_step_as_a_cell(page: Any, lab: Any, lm_server: ScriptedServer) -> None:
+    lm_server.responder = Script(
+        root=[Reply(text=t, delay=0.3, token_delay=0.005) for t in AUTO_ROOT], sub=count_errors
+    )
+    name = write_notebook(lab, "auto.ipynb", LOG_CELL, "%%rlm -c doc\nHow many error lines are in the log?")
+    open_notebook(page, lab, name)
+    assert status_text(page) == "RLM: idle"
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    show_runs(page)
+    widen_runs_panel(page, 170)
+    run_cell(page, 0)
+    run_cell(page, 1)
+
+    # Both steps become cells right after the %%rlm cell, run, and the answer follows them.
+    view = wait_until(
+        page,
+        lambda: cells(page),
+        lambda cs: len(cs) == 5 and answered(cs[4]),
+        "two step cells and the answer cell",
+        timeout=60,
+    )
+    rlm_cell, step1, step2, answer = view[1:]
+    assert [c["step"] for c in (step1, step2)] == ["1", "2"]
+    for c, n in ((step1, 1), (step2, 2)):
+        assert "rlm-step-cell" in c["classes"] and "rlm-step-human-edited" not in c["classes"]
+        assert c["rlm"]["step"] == n and c["rlm"]["author"] == "root" and c["run"] == c["rlm"]["run_id"]
+        assert c["source"] == c["rlm"]["proposed"]
+        assert c["badge"] == f"RLM step {n}"
+        assert c["count"] is not None  # it ran
+    assert step1["source"].strip() == re.search(r"```repl\n(.*)\n```", AUTO_ROOT[0], re.S).group(1)
+    run_id = step1["rlm"]["run_id"]
+    assert step2["rlm"]["run_id"] == run_id and answer["rlm"] == {"run_id": run_id, "answer": True}
+    assert "rlm-answer-error" not in answer["classes"] and answer["type"] == "markdown"
+    assert f"The log has {ERRORS} error lines." in answer["markdown"]
+    assert "10 LM calls (2 root, 8 sub)" in answer["markdown"]
+    # The steps' outputs are in their cells.
+    view = wait_until(
+        page,
+        lambda: cells(page),
+        lambda cs: all(c["status"] == "done" for c in cs[2:4]),
+        "both step cells done",
+    )
+    assert "8 chunks; errors per chunk: ['7', '7'," in view[2]["output"]
+    assert f"errors in the log: {ERRORS}" in view[3]["output"]
+    # The %%rlm cell's view ends as the run's summary, with the kernel's own count of LM calls.
+    assert rlm_cell["output"].startswith("RLM · gpt-4o-mini · done\n10 LM call(s) · ")
+    assert f"Answer:\nThe log has {ERRORS} error lines." in rlm_cell["output"]
+
+    # The side panel: the run, its two steps, step 1's eight sub-calls, totals = the LM calls made.
+    assert len(roots(lm_server)) == 2 and len(subs(lm_server)) == 8
+    assert "Output of step 1:\n8 chunks; errors per chunk: ['7'," in roots(lm_server)[1].last_user
+    panel = wait_until(
+        page,
+        lambda: runs_view(page),
+        lambda v: len(v["runs"]) == 1 and v["runs"][0]["status"] == "done",
+        "the runs panel showing the finished run",
+    )
+    run = panel["runs"][0]
+    assert run["id"] == run_id and run["pill"] == "done"
+    assert [s["step"] for s in run["steps"]] == [1, 2]
+    assert [s["status"] for s in run["steps"]] == ["done", "done"]
+    assert run["steps"][0]["calls"] == ["done"] * 8 and run["steps"][1]["calls"] == []
+    assert run["end"] == f"Answer: The log has {ERRORS} error lines."
+    calls = len(lm_server.requests)  # 2 root replies + 8 sub-calls
+    assert panel["totals"].startswith(f"Total: {calls} calls · ")
+    assert run["totals"].startswith(f"{calls} calls · ")
+    assert status_text(page) == "RLM: idle"
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:enter-command-mode')")
+    shoot(page, "auto-done.png")
+
+
+# ------------------------------------------------------------------ 2. step mode, with an edit
+
+PROPOSED = 'n = len(context)\nprint("n =", n)'
+EDITED = 'n = len(context.splitlines())\nprint("n =", n)'
+
+
+def test_step_mode_with_an_edit_in_the_browser(page: Any, lab: Any, lm_server: ScriptedServer) -> None:
+    def root(request: Request) -> Reply:
+        if len(roots(lm_server)) == 1:
+            return Reply(text=repl("First, the size of the context.", PROPOSED), delay=0.2)
+        seen = re.search(r"n = (\d+)", request.last_user)  # the second turn answers what it saw
+        n = seen.group(1) if seen else "nothing"
+        return Reply(
+            text=repl(f"The step printed {n}.", f'print("the context has", {n}, "lines")\nFINAL({n})')
+        )
+
+    lm_server.responder = lambda request: root(request) if request.is_root else Reply(text="unused")
+    name = write_notebook(
+        lab, "step.ipynb", LOG_CELL, "%%rlm -c doc --mode step\nHow many lines?", ALIVE_CELL
+    )
+    open_notebook(page, lab, name)
+    show_runs(page)
+    run_cell(page, 0)
+    run_cell(page, 1)
+
+    # The proposal is inserted after the %%rlm cell, selected, and left for the human.
+    view = wait_until(
+        page,
+        lambda: cells(page),
+        lambda cs: len(cs) == 4 and cs[2]["step"] == "1",
+        "the proposed step 1 cell",
+    )
+    step1 = view[2]
+    assert step1["source"].strip() == PROPOSED and step1["rlm"]["proposed"] == step1["source"]
+    assert step1["count"] is None and step1["output"] == ""
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.activeCellIndex === 2"
+        " && window.jupyterapp.shell.currentWidget.content.mode === 'edit'"
+    )
+    wait_until(
+        page, lambda: status_text(page), lambda s: "waiting for step 1" in s, "the toolbar waiting for step 1"
+    )
+    page.wait_for_timeout(500)
+    assert len(roots(lm_server)) == 1  # nothing happens until the human runs it
+    assert cells(page)[2]["count"] is None
+
+    # Edit it in the editor, as a human would: select all, type the new code.
+    editor = page.locator(f"{PANEL} .jp-Cell[data-rlm-step='1'] .cm-content")
+    editor.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(EDITED)
+    wait_until(page, lambda: cells(page)[2]["source"], lambda s: s == EDITED, "the edit in the cell's model")
+    page.keyboard.press("Control+Enter")
+
+    # The root's next turn is told about the edit and sees its output; the cell is marked edited.
+    request = wait_until(
+        page, lambda: roots(lm_server), lambda rs: len(rs) == 2, "the root's second request"
+    )[1].last_user
+    assert "A human edited your step 1" in request
+    assert PROPOSED in request and EDITED in request and "Output of step 1:\nn = 400" in request
+    view = wait_until(
+        page,
+        lambda: cells(page),
+        lambda cs: len(cs) == 5 and cs[3]["step"] == "2" and "rlm-step-human-edited" in cs[2]["classes"],
+        "step 1 marked edited and step 2 proposed",
+    )
+    step1, step2 = view[2], view[3]
+    assert step1["rlm"]["author"] == "human-edited" and step1["rlm"]["proposed"].strip() == PROPOSED
+    assert step1["badge"] == "RLM step 1 · edited" and step1["output"].strip() == "n = 400"
+    # The next step answers the edit: it uses the edited step's output.
+    assert step2["source"].strip() == 'print("the context has", 400, "lines")\nFINAL(400)'
+    assert step2["count"] is None and "rlm-step-human-edited" not in step2["classes"]
+    wait_until(
+        page, lambda: status_text(page), lambda s: "waiting for step 2" in s, "the toolbar waiting for step 2"
+    )
+    panel = wait_until(
+        page,
+        lambda: runs_view(page),
+        lambda v: len(v["runs"]) == 1 and [s["step"] for s in v["runs"][0]["steps"]] == [1, 2],
+        "the runs panel with both steps",
+    )
+    assert panel["runs"][0]["steps"][0]["author"] == "root, edited"
+    assert panel["runs"][0]["steps"][0]["status"] == "done"
+    assert panel["runs"][0]["steps"][1]["status"] == "waiting"
+    shoot(page, "step-edited.png")
+
+    # Running step 2 (it is selected, in edit mode) finishes the run with the edited value.
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget.content.activeCellIndex === 3")
+    page.keyboard.press("Control+Enter")
+    view = wait_until(
+        page,
+        lambda: cells(page),
+        lambda cs: len(cs) == 6 and answered(cs[4]),
+        "the answer cell after step 2",
+    )
+    assert "the context has 400 lines" in view[3]["output"]
+    assert view[4]["markdown"].startswith("RLM answer\n\n400\n")
+    assert view[5]["source"] == ALIVE_CELL
+
+
+# ------------------------------------------------------------------ 3. stop in the middle
+
+SLOW_BATCH = repl(
+    "I'll ask about four parts at once.",
+    'answers = llm_query_batched([f"Summarise part {i}" for i in range(4)])\nprint(answers)',
+)
+STOP = f"{PANEL} [data-rlm-control='stop'] button"
+INTERRUPT = f"{PANEL} .jp-Toolbar [data-command='notebook:interrupt-kernel']"
+
+
+def start_run_to_stop(page: Any, lab: Any, name: str) -> None:
+    write_notebook(lab, name, LOG_CELL, "%%rlm -c doc\nSummarise the log.", ALIVE_CELL)
+    open_notebook(page, lab, name)
+    show_runs(page)
+    run_cell(page, 0)
+    run_cell(page, 1)
+
+
+def press_and_wait_for_the_end(page: Any, button: str) -> list[dict]:
+    """Click ``button`` during a run: within seconds the run ends with an error answer cell."""
+    assert "RLM: running" in status_text(page)
+    assert page.locator(STOP).is_enabled()
+    page.locator(button).click()
+    clicked = time.monotonic()
+    view = wait_until(
+        page,
+        lambda: cells(page),
+        lambda cs: any(answered(c, error=True) for c in cs),
+        "the answer cell with the error",
+        timeout=8,
+    )
+    took = time.monotonic() - clicked
+    assert took < 6, f"the run took {took:.1f} s to stop"
+    return view
+
+
+def check_stopped(page: Any, view: list[dict], why: str, shot: str) -> tuple[dict, dict]:
+    """The run ended for ``why``: its answer cell, the panel, the toolbar; and the kernel still works.
+    Returns the answer cell and the run as the panel shows it."""
+    answer = next(c for c in view if "rlm-answer-cell" in c["classes"])
+    assert answer["rlm"]["error"] is True and answer["type"] == "markdown"
+    assert f"Run cancelled: {why}." in answer["markdown"]
+    assert answer["badge"] == "RLM ended"
+    panel = wait_until(
+        page,
+        lambda: runs_view(page),
+        lambda v: v["runs"][0]["status"] != "running",
+        "the run ended in the panel",
+    )
+    run = panel["runs"][0]
+    assert run["status"] == "stopped" and run["end"] == f"Run cancelled: {why}.", run
+    assert all(c != "running" for s in run["steps"] for c in s["calls"]), run
+    wait_until(page, lambda: status_text(page), lambda s: s == "RLM: idle", "the toolbar idle again")
+    assert not page.locator(STOP).is_enabled()
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:enter-command-mode')")
+    shoot(page, shot)
+
+    # The kernel is still usable.
+    alive = index_of(page, ALIVE_CELL)
+    run_cell(page, alive)
+    wait_until(
+        page,
+        lambda: cells(page)[alive],
+        lambda c: "still here 42" in c["output"],
+        "the kernel to run another cell",
+        timeout=20,
+    )
+    return answer, run
+
+
+def test_stop_while_the_root_is_thinking(page: Any, lab: Any, lm_server: ScriptedServer) -> None:
+    """Stop between steps: step 1's batch is done, the root's next turn takes 20 s."""
+    lm_server.responder = Script(
+        root=[SLOW_BATCH, Reply(text=repl("More.", "print(1)"), delay=20)],
+        sub=Reply(text="a summary", delay=0.2),
+    )
+    start_run_to_stop(page, lab, "stop-root.ipynb")
+    wait_until(page, lambda: roots(lm_server), lambda r: len(r) == 2, "the root's second turn in flight")
+    view = wait_until(
+        page, lambda: cells(page), lambda cs: len(cs) == 4 and cs[2]["status"] == "done", "step 1 done"
+    )
+    assert view[2]["output"].strip() == str(["a summary"] * 4)
+    view = press_and_wait_for_the_end(page, STOP)
+    answer, run = check_stopped(page, view, "stopped by the user", "stopped.png")
+    assert view.index(answer) == 3  # after the %%rlm cell and its step
+    assert [s["status"] for s in run["steps"]] == ["done"]
+    assert len(roots(lm_server)) == 2 and len(subs(lm_server)) == 4
+    assert cells(page)[2]["status"] == "done"
+
+
+def test_stop_in_the_middle_of_a_slow_batch(page: Any, lab: Any, lm_server: ScriptedServer) -> None:
+    """Stop during a step: its four sub-calls take 20 s each, and are cancelled."""
+    lm_server.responder = Script(root=[SLOW_BATCH], sub=Reply(text="a summary", delay=20))
+    start_run_to_stop(page, lab, "stop-batch.ipynb")
+    wait_until(page, lambda: subs(lm_server), lambda s: len(s) == 4, "four sub-calls in flight")
+    wait_until(
+        page,
+        lambda: runs_view(page),
+        lambda v: len(v["runs"]) == 1 and [s["status"] for s in v["runs"][0]["steps"]] == ["running"],
+        "the panel showing step 1 running",
+    )
+    wait_until(
+        page,
+        lambda: runs_view(page),
+        lambda v: v["runs"][0]["steps"][0]["calls"] == ["running"] * 4,
+        "the panel showing the four sub-calls running (events flow while the step's cell runs)",
+        timeout=5,
+    )
+    # Stop while the kernel is busy in the step's cell: the extension also interrupts the kernel.
+    view = press_and_wait_for_the_end(page, STOP)
+    answer, run = check_stopped(page, view, "interrupted", "stopped-batch.png")
+    assert view.index(answer) == 3
+    assert run["steps"][0]["calls"] == ["cancelled"] * 4
+    assert len(roots(lm_server)) == 1  # the root was not asked again
+
+
+def test_interrupting_the_kernel_stops_a_step_in_the_middle(
+    page: Any, lab: Any, lm_server: ScriptedServer
+) -> None:
+    """What works during a step today: JupyterLab's own Interrupt button (SIGINT) ends the run."""
+    lm_server.responder = Script(root=[SLOW_BATCH], sub=Reply(text="a summary", delay=20))
+    start_run_to_stop(page, lab, "interrupt.ipynb")
+    wait_until(page, lambda: subs(lm_server), lambda s: len(s) == 4, "four sub-calls in flight")
+    view = press_and_wait_for_the_end(page, INTERRUPT)
+    answer, run = check_stopped(page, view, "interrupted", "interrupted.png")
+    assert [s["status"] for s in run["steps"]] == ["error"]  # it ended in KeyboardInterrupt
+    assert run["steps"][0]["calls"] == ["cancelled"] * 4
+    step = next(c for c in view if c["step"] == "1")
+    assert "KeyboardInterrupt" in cells(page)[view.index(step)]["output"]
+    assert len(roots(lm_server)) == 1
+    assert view.index(answer) == view.index(step) + 1, [c["source"][:30] for c in view]
+
+
+# ------------------------------------------------------------------ 4. save and reopen
+
+REOPEN_ROOT = [
+    repl(
+        "Three questions at once.",
+        'replies = llm_query_batched([f"Question {i}?" for i in range(3)])\nprint(replies)',
+    ),
+    repl("Done.", 'print("answering")\nFINAL(" / ".join(replies))'),
+]
+
+
+def test_a_saved_run_survives_closing_and_reopening(page: Any, lab: Any, lm_server: ScriptedServer) -> None:
+    lm_server.responder = Script(
+        root=REOPEN_ROOT, sub=lambda r: Reply(text="reply to " + r.last_user.rstrip("?"), delay=0.2)
+    )
+    name = write_notebook(lab, "reopen.ipynb", LOG_CELL, "%%rlm -c doc\nAsk three questions.")
+    open_notebook(page, lab, name)
+    run_cell(page, 0)
+    run_cell(page, 1)
+    before = wait_until(
+        page,
+        lambda: cells(page),
+        lambda cs: len(cs) == 5 and answered(cs[4]) and cs[3]["status"] == "done",
+        "the finished run",
+        timeout=60,
+    )
+    run_id = before[2]["rlm"]["run_id"]
+
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
+    saved = json.loads((lab.root_dir / name).read_text())
+    cs = saved["cells"]
+    assert [c["cell_type"] for c in cs] == ["code", "code", "code", "code", "markdown"]
+    assert [c["metadata"]["rlm"]["step"] for c in cs[2:4]] == [1, 2]
+    assert {c["metadata"]["rlm"]["run_id"] for c in cs[2:]} == {run_id}
+    assert cs[4]["metadata"]["rlm"] == {"run_id": run_id, "answer": True}
+    assert "reply to Question 0 / reply to Question 1 / reply to Question 2" in "".join(cs[4]["source"])
+    assert "".join(cs[2]["outputs"][0]["text"]).startswith("['reply to Question 0'")
+    trajectories = [
+        o["metadata"]["rlm_kernel"]["events"]
+        for o in cs[1]["outputs"]
+        if "rlm_kernel" in o.get("metadata", {})
+    ]
+    assert len(trajectories) == 1, cs[1]["outputs"]
+    kinds = [e["kind"] for e in trajectories[0]]
+    assert kinds[0] == "run_started" and kinds[-1] == "run_ended"
+    assert kinds.count("subcall_finished") == 3 and kinds.count("step_finished") == 2
+    assert {e["run_id"] for e in trajectories[0]} == {run_id}
+
+    # Close the tab, open it again: the cells, their outputs and styles, and the run in the panel.
+    page.evaluate("() => window.jupyterapp.shell.currentWidget.close()")
+    page.wait_for_selector(".jp-NotebookPanel", state="detached")
+    page.evaluate("(path) => window.jupyterapp.commands.execute('docmanager:open', {path})", name)
+    page.wait_for_function(
+        "(name) => window.jupyterapp.shell.currentWidget?.context?.path === name", arg=name
+    )
+    wait_connected(page)
+    show_runs(page)
+    after = wait_until(
+        page,
+        lambda: cells(page),
+        lambda cs: len(cs) == 5 and cs[3]["step"] == "2" and answered(cs[4]),
+        "the reopened notebook's RLM cells",
+    )
+    for b, a in zip(before, after, strict=True):
+        assert (a["id"], a["source"], a["rlm"], a["step"], a["badge"]) == (
+            b["id"],
+            b["source"],
+            b["rlm"],
+            b["step"],
+            b["badge"],
+        )
+        assert [x for x in a["classes"] if x.startswith("rlm-")] == [
+            x for x in b["classes"] if x.startswith("rlm-")
+        ]
+    assert after[2]["output"] == before[2]["output"] and "reply to Question 2" in after[2]["output"]
+    assert after[3]["output"].strip() == "answering"
+    assert after[4]["markdown"] == before[4]["markdown"] and "reply to Question 1" in after[4]["markdown"]
+    panel = wait_until(
+        page,
+        lambda: runs_view(page),
+        lambda v: len(v["runs"]) == 1 and len(v["runs"][0]["steps"]) == 2,
+        "the saved run in the panel",
+    )
+    run = panel["runs"][0]
+    assert run["id"] == run_id and run["status"] == "done" and "saved" in run["pill"]
+    assert [s["status"] for s in run["steps"]] == ["done", "done"]
+    assert run["steps"][0]["calls"] == ["done"] * 3
+    assert panel["totals"].startswith(f"Total: {len(lm_server.requests)} calls")
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:enter-command-mode')")
+    shoot(page, "reopened.png")
