@@ -16,8 +16,12 @@ def test_pip_install_provides_the_kernelspec():
 
 
 def test_install_command_writes_a_spec_for_this_python(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "rlm_kernel.install", "--prefix", str(tmp_path)],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "rlm_kernel.install", "--prefix", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     target = tmp_path / "share" / "jupyter" / "kernels" / "rlm-python"
     assert str(target) in done.stdout
     spec = json.loads((target / "kernel.json").read_text())
