@@ -52,6 +52,9 @@ class SubcallPool:
             if not bounded:
                 return await coro
             async with self._semaphore:
+                if self.cancelled.is_set():  # queued behind calls that were just cancelled: never start
+                    coro.close()
+                    raise asyncio.CancelledError
                 return await coro
         finally:
             with self._idle:

@@ -106,14 +106,16 @@ def _wait_http(url: str, lab: Lab, timeout: float = 120) -> None:
     pytest.fail(f"jupyter lab did not answer {url} in {timeout:.0f} s:\n{lab.log_tail()}")
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright's sync API keeps an event loop running on the main thread
+# while it is open, and the rest of the suite calls asyncio.run() there.
+@pytest.fixture(scope="module")
 def lm_server() -> Iterator[ScriptedServer]:
     """The scripted LM server every kernel talks to; tests set ``responder`` and read ``requests``."""
     with ScriptedServer() as server:
         yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def lab(lm_server: ScriptedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     tmp = tmp_path_factory.mktemp("lab")
     root_dir = tmp / "notebooks"
@@ -178,7 +180,7 @@ def lab(lm_server: ScriptedServer, tmp_path_factory: pytest.TempPathFactory) -> 
             shutil.copy(log, ARTIFACTS / "lab.log")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
