@@ -7,13 +7,11 @@ its prompt cache on the next call. Retries and timeouts are the SDK's own.
 
 from __future__ import annotations
 
-import asyncio
-import os
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
 
-from rlm_kernel.errors import MissingAPIKey, ProviderError
+from rlm_kernel.errors import ProviderError
 from rlm_kernel.lm.base import Completion, Message, TokenCallback, now, shared_ssl_context
+from rlm_kernel.lm.sdk import SDKBackend
 
 if TYPE_CHECKING:
     import anthropic
@@ -22,22 +20,10 @@ __all__ = ["AnthropicLM"]
 
 PROVIDER = "Anthropic"
 KEY_VAR = "ANTHROPIC_API_KEY"
-# Local servers ignore the key, but the SDK looks for credentials elsewhere without one.
-PLACEHOLDER_KEY = "not-needed"
 # The API refuses a request with more than four cache breakpoints.
 MAX_CACHE_BREAKPOINTS = 4
 
 CONTEXT_WINDOWS: dict[str, int] = {"claude-": 200_000}
-
-
-def known_context_window(model_name: str) -> int | None:
-    matches = [prefix for prefix in CONTEXT_WINDOWS if model_name.startswith(prefix)]
-    return CONTEXT_WINDOWS[max(matches, key=len)] if matches else None
-
-
-def is_official(base_url: str | None) -> bool:
-    """True for api.anthropic.com, the one place where a missing key is certainly an error."""
-    return not base_url or urlparse(base_url).hostname == "api.anthropic.com"
 
 
 def to_anthropic(messages: list[Message]) -> tuple[list[dict], list[dict]]:
@@ -66,70 +52,29 @@ def to_anthropic(messages: list[Message]) -> tuple[list[dict], list[dict]]:
     return system, turns
 
 
-class AnthropicLM:
-    """An :class:`~rlm_kernel.lm.base.LMClient` over ``anthropic.AsyncAnthropic``.
+class AnthropicLM(SDKBackend):
+    """An :class:`~rlm_kernel.lm.base.LMClient` over ``anthropic.AsyncAnthropic``. Its ``messages.create``
+    takes no ``temperature`` argument, so the temperature travels in the request body."""
 
-    The SDK client is made on first use, so construction needs no event loop; a
-    call from a different event loop gets a fresh client.
-    """
+    provider = PROVIDER
+    key_var = "ANTHROPIC_API_KEY"
+    base_url_var = "ANTHROPIC_BASE_URL"
+    official_host = "api.anthropic.com"
+    context_windows = CONTEXT_WINDOWS
 
-    def __init__(
-        self,
-        model_name: str,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int = 2,
-        timeout: float = 120.0,
-        context_window: int | None = None,
-        temperature: float | None = None,
-        extra_body: dict | None = None,
-        max_tokens_default: int = 4096,
-        **client_kwargs: Any,
-    ) -> None:
-        self.model_name = model_name
-        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-        key = api_key or os.environ.get(KEY_VAR)
-        if not key:
-            if is_official(self.base_url):
-                raise MissingAPIKey(PROVIDER, KEY_VAR)
-            key = PLACEHOLDER_KEY
-        self._api_key = key
-        self.max_retries = max_retries
-        self.timeout = timeout
-        self.context_window = (
-            context_window if context_window is not None else known_context_window(model_name)
-        )
-        self.temperature = temperature
-        self.extra_body = dict(extra_body or {})
+    def __init__(self, model_name: str, *, max_tokens_default: int = 4096, **kwargs: Any) -> None:
+        super().__init__(model_name, **kwargs)
         self.max_tokens_default = max_tokens_default
-        self._client_kwargs = client_kwargs
-        self._client: anthropic.AsyncAnthropic | None = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
 
-    def __repr__(self) -> str:
-        where = f", base_url={self.base_url!r}" if self.base_url else ""
-        return f"AnthropicLM({self.model_name!r}{where})"
+    def _default_http_client(self) -> Any:
+        import anthropic
 
-    def _sdk(self) -> anthropic.AsyncAnthropic:
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            import anthropic
+        return anthropic.DefaultAsyncHttpxClient(verify=shared_ssl_context())
 
-            # A plain httpx2 client, not the SDK's default wrapper: when a client from a finished loop is
-            # dropped, the wrapper's __del__ would try to close its sockets on the new loop and log errors.
-            kwargs = dict(self._client_kwargs)
-            if "http_client" not in kwargs:
-                kwargs["http_client"] = anthropic.DefaultAsyncHttpxClient(verify=shared_ssl_context())
-            self._client = anthropic.AsyncAnthropic(
-                api_key=self._api_key,
-                base_url=self.base_url,
-                max_retries=self.max_retries,
-                timeout=self.timeout,
-                **kwargs,
-            )
-            self._client_loop = loop
-        return self._client
+    def _new_client(self, **kwargs: Any) -> Any:
+        import anthropic
+
+        return anthropic.AsyncAnthropic(**kwargs)
 
     def _request(self, messages: list[Message], max_tokens: int | None) -> dict[str, Any]:
         system, turns = to_anthropic(messages)
@@ -186,14 +131,6 @@ class AnthropicLM:
             latency_s=now() - started,
             extra={"stop_reason": message.stop_reason, "response_model": message.model},
         )
-
-    async def aclose(self) -> None:
-        """Close the connections; a later call opens new ones."""
-        client, loop = self._client, self._client_loop
-        self._client, self._client_loop = None, None
-        # Connections made on another (finished) loop cannot be closed from this one; they go with it.
-        if client is not None and loop is asyncio.get_running_loop():
-            await client.close()
 
 
 def _status_message(error: anthropic.APIStatusError) -> str:

@@ -7,13 +7,11 @@ the SDK's errors into :class:`~rlm_kernel.errors.ProviderError`.
 
 from __future__ import annotations
 
-import asyncio
-import os
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
 
-from rlm_kernel.errors import MissingAPIKey, ProviderError
+from rlm_kernel.errors import ProviderError
 from rlm_kernel.lm.base import Completion, Message, TokenCallback, now, shared_ssl_context
+from rlm_kernel.lm.sdk import SDKBackend
 
 if TYPE_CHECKING:
     import openai
@@ -21,9 +19,6 @@ if TYPE_CHECKING:
 __all__ = ["OpenAILM"]
 
 PROVIDER = "OpenAI"
-KEY_VAR = "OPENAI_API_KEY"
-# Local servers ignore the key, but the SDK refuses to start without one.
-PLACEHOLDER_KEY = "not-needed"
 
 # Longest matching prefix wins; None means unknown (the engine then skips window checks).
 CONTEXT_WINDOWS: dict[str, int] = {
@@ -37,79 +32,24 @@ CONTEXT_WINDOWS: dict[str, int] = {
 }
 
 
-def known_context_window(model_name: str) -> int | None:
-    matches = [prefix for prefix in CONTEXT_WINDOWS if model_name.startswith(prefix)]
-    return CONTEXT_WINDOWS[max(matches, key=len)] if matches else None
+class OpenAILM(SDKBackend):
+    """An :class:`~rlm_kernel.lm.base.LMClient` over ``openai.AsyncOpenAI``."""
 
+    provider = PROVIDER
+    key_var = "OPENAI_API_KEY"
+    base_url_var = "OPENAI_BASE_URL"
+    official_host = "api.openai.com"
+    context_windows = CONTEXT_WINDOWS
 
-def is_official(base_url: str | None) -> bool:
-    """True for api.openai.com, the one place where a missing key is certainly an error."""
-    return not base_url or urlparse(base_url).hostname == "api.openai.com"
+    def _default_http_client(self) -> Any:
+        import openai
 
+        return openai.DefaultAsyncHttpxClient(verify=shared_ssl_context())
 
-class OpenAILM:
-    """An :class:`~rlm_kernel.lm.base.LMClient` over ``openai.AsyncOpenAI``.
+    def _new_client(self, **kwargs: Any) -> Any:
+        import openai
 
-    The SDK client is made on first use, so construction needs no event loop; a
-    call from a different event loop (a second ``asyncio.run``) gets a fresh
-    client, because connections cannot move between loops.
-    """
-
-    def __init__(
-        self,
-        model_name: str,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int = 2,
-        timeout: float = 120.0,
-        context_window: int | None = None,
-        temperature: float | None = None,
-        extra_body: dict | None = None,
-        **client_kwargs: Any,
-    ) -> None:
-        self.model_name = model_name
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        key = api_key or os.environ.get(KEY_VAR)
-        if not key:
-            if is_official(self.base_url):
-                raise MissingAPIKey(PROVIDER, KEY_VAR)
-            key = PLACEHOLDER_KEY
-        self._api_key = key
-        self.max_retries = max_retries
-        self.timeout = timeout
-        self.context_window = (
-            context_window if context_window is not None else known_context_window(model_name)
-        )
-        self.temperature = temperature
-        self.extra_body = dict(extra_body or {})
-        self._client_kwargs = client_kwargs
-        self._client: openai.AsyncOpenAI | None = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
-
-    def __repr__(self) -> str:
-        where = f", base_url={self.base_url!r}" if self.base_url else ""
-        return f"OpenAILM({self.model_name!r}{where})"
-
-    def _sdk(self) -> openai.AsyncOpenAI:
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            import openai
-
-            # A plain httpx2 client, not the SDK's default wrapper: when a client from a finished loop is
-            # dropped, the wrapper's __del__ would try to close its sockets on the new loop and log errors.
-            kwargs = dict(self._client_kwargs)
-            if "http_client" not in kwargs:
-                kwargs["http_client"] = openai.DefaultAsyncHttpxClient(verify=shared_ssl_context())
-            self._client = openai.AsyncOpenAI(
-                api_key=self._api_key,
-                base_url=self.base_url,
-                max_retries=self.max_retries,
-                timeout=self.timeout,
-                **kwargs,
-            )
-            self._client_loop = loop
-        return self._client
+        return openai.AsyncOpenAI(**kwargs)
 
     def _request(self, messages: list[Message], max_tokens: int | None) -> dict[str, Any]:
         request: dict[str, Any] = {
@@ -119,7 +59,7 @@ class OpenAILM:
         }
         if max_tokens is not None:
             # OpenAI's reasoning models refuse `max_tokens`; most local servers only know it.
-            request["max_completion_tokens" if is_official(self.base_url) else "max_tokens"] = max_tokens
+            request["max_completion_tokens" if self.is_official else "max_tokens"] = max_tokens
         if self.temperature is not None:
             request["temperature"] = self.temperature
         request.update(self.extra_body)
@@ -186,14 +126,6 @@ class OpenAILM:
             latency_s=now() - started,
             extra={"finish_reason": finish, "response_model": model},
         )
-
-    async def aclose(self) -> None:
-        """Close the connections; a later call opens new ones."""
-        client, loop = self._client, self._client_loop
-        self._client, self._client_loop = None, None
-        # Connections made on another (finished) loop cannot be closed from this one; they go with it.
-        if client is not None and loop is asyncio.get_running_loop():
-            await client.close()
 
 
 def _status_message(error: openai.APIStatusError) -> str:

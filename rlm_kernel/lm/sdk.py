@@ -1,0 +1,106 @@
+"""What the two official-SDK backends share: the key, the base URL, and one SDK client per event loop.
+
+The client is made on first use, so construction needs no event loop; a call from a different
+loop (a second ``asyncio.run``) gets a fresh client, because connections cannot move between loops.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import os
+from typing import Any, ClassVar
+from urllib.parse import urlparse
+
+from ..errors import MissingAPIKey
+
+__all__ = ["SDKBackend", "longest_prefix"]
+
+# Local servers ignore the key, but the SDKs refuse to start (or look elsewhere) without one.
+PLACEHOLDER_KEY = "not-needed"
+
+
+def longest_prefix(table: dict[str, int], name: str) -> int | None:
+    matches = [prefix for prefix in table if name.startswith(prefix)]
+    return table[max(matches, key=len)] if matches else None
+
+
+class SDKBackend(abc.ABC):
+    provider: ClassVar[str]
+    key_var: ClassVar[str]
+    base_url_var: ClassVar[str]
+    official_host: ClassVar[str]
+    context_windows: ClassVar[dict[str, int]] = {}
+
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_retries: int = 2,
+        timeout: float = 120.0,
+        context_window: int | None = None,
+        temperature: float | None = None,
+        extra_body: dict | None = None,
+        **client_kwargs: Any,
+    ) -> None:
+        self.model_name = model_name
+        self.base_url = base_url or os.environ.get(self.base_url_var) or None
+        key = api_key or os.environ.get(self.key_var)
+        if not key:
+            if self.is_official:  # the one place where a missing key is certainly an error
+                raise MissingAPIKey(self.provider, self.key_var)
+            key = PLACEHOLDER_KEY
+        self._api_key = key
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self.context_window = (
+            context_window if context_window is not None else longest_prefix(self.context_windows, model_name)
+        )
+        self.temperature = temperature
+        self.extra_body = dict(extra_body or {})
+        self._client_kwargs = client_kwargs
+        self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def is_official(self) -> bool:
+        return not self.base_url or urlparse(self.base_url).hostname == self.official_host
+
+    def __repr__(self) -> str:
+        where = f", base_url={self.base_url!r}" if self.base_url else ""
+        return f"{type(self).__name__}({self.model_name!r}{where})"
+
+    @abc.abstractmethod
+    def _new_client(self, **kwargs: Any) -> Any:
+        """The SDK's async client, given the common settings and ``http_client``."""
+
+    @abc.abstractmethod
+    def _default_http_client(self) -> Any:
+        """The SDK's own httpx client class, sharing the process's SSL context."""
+
+    def _sdk(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            # A plain httpx2 client, not the SDK's default wrapper: when a client from a finished loop is
+            # dropped, the wrapper's __del__ would try to close its sockets on the new loop and log errors.
+            kwargs = dict(self._client_kwargs)
+            kwargs.setdefault("http_client", self._default_http_client())
+            self._client = self._new_client(
+                api_key=self._api_key,
+                base_url=self.base_url,
+                max_retries=self.max_retries,
+                timeout=self.timeout,
+                **kwargs,
+            )
+            self._client_loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the connections; a later call opens new ones."""
+        client, loop = self._client, self._client_loop
+        self._client, self._client_loop = None, None
+        # Connections made on another (finished) loop cannot be closed from this one; they go with it.
+        if client is not None and loop is asyncio.get_running_loop():
+            await client.close()
