@@ -17,6 +17,7 @@ from __future__ import annotations
 import cProfile
 import io
 import pstats
+import sysconfig
 import sys
 import tempfile
 import time
@@ -87,7 +88,10 @@ def profile_replay(recording: str, iterations: int, log_dir: str, top: int = 12)
     profiler.disable()
     out = io.StringIO()
     pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
-    lines = [line for line in out.getvalue().splitlines() if line.strip()]
+    # Paths relative to the repository and the standard library, not to this machine.
+    text = out.getvalue().replace(str(Path(__file__).resolve().parents[1]) + "/", "")
+    text = text.replace(sysconfig.get_paths()["stdlib"] + "/", "<stdlib>/")
+    lines = [line for line in text.splitlines() if line.strip()]
     start = next(i for i, line in enumerate(lines) if line.lstrip().startswith("ncalls"))
     return "\n".join(lines[start : start + top + 1])
 
