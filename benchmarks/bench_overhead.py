@@ -17,8 +17,8 @@ from __future__ import annotations
 import cProfile
 import io
 import pstats
-import sysconfig
 import sys
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
