@@ -18,34 +18,19 @@ the Markdown answer.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import re
-import secrets
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from lab_server import CHROMIUM, CHROMIUM_ARGS, running_lab  # noqa: E402
 from scripted_server import Reply, Request, Script, ScriptedServer  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 PARTS = 64
 PART_CHARS = 4000
 NOTEBOOK = "supplier-report.ipynb"
@@ -195,36 +180,6 @@ def write_notebook(folder: Path) -> None:
     (folder / NOTEBOOK).write_text(json.dumps(nb, indent=1))
 
 
-def write_settings(folder: Path, theme: str) -> None:
-    """User settings for this JupyterLab only: no news toast, the chosen theme."""
-    ext = folder / "@jupyterlab" / "apputils-extension"
-    ext.mkdir(parents=True)
-    (ext / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false", "checkForUpdates": False})
-    )
-    name = "JupyterLab Dark" if theme == "dark" else "JupyterLab Light"
-    (ext / "themes.jupyterlab-settings").write_text(json.dumps({"theme": name}))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_http(url: str, proc: subprocess.Popen, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"jupyter lab exited with {proc.returncode}; see its log above")
-        with contextlib.suppress(OSError):
-            with urllib.request.urlopen(url, timeout=2) as r:  # noqa: S310 (http on 127.0.0.1)
-                if r.status == 200:
-                    return
-        time.sleep(0.3)
-    raise SystemExit(f"jupyter lab did not answer {url} in {timeout:.0f} s")
-
-
 # ------------------------------------------------------------------ the browser
 
 RUN_ALL = """async () => {
@@ -327,56 +282,11 @@ def main() -> None:
     suffix = "" if args.theme == "light" else f"-{args.theme}"
 
     tmp = Path(tempfile.mkdtemp(prefix="rlm-screens-"))
-    lab: subprocess.Popen | None = None
     server = ScriptedServer(make_script()).start()
     try:
-        work = tmp / "notebooks"
-        work.mkdir()
-        write_notebook(work)
-        write_settings(tmp / "settings", args.theme)
-        token, port = secrets.token_hex(16), free_port()
-        env = {
-            **os.environ,
-            "OPENAI_BASE_URL": server.openai_base_url,
-            "OPENAI_API_KEY": "sk-scripted",
-            "RLM_MODEL": "gpt-4o-mini",
-            "RLM_LOG_DIR": str(tmp / "runs"),
-            "JUPYTERLAB_SETTINGS_DIR": str(tmp / "settings"),
-            "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"),
-            "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
-        }
-        for var in ("RLM_BACKEND", "RLM_SUB_MODEL"):
-            env.pop(var, None)
-        lab = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "jupyter",
-                "lab",
-                "--allow-root",
-                "--no-browser",
-                "--ServerApp.ip=127.0.0.1",
-                f"--ServerApp.port={port}",
-                "--ServerApp.port_retries=0",
-                f"--IdentityProvider.token={token}",
-                f"--ServerApp.root_dir={work}",
-                "--LabApp.expose_app_in_browser=True",
-                "--LabApp.news_url=None",
-            ],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=open(tmp / "lab.log", "w"),
-        )
-        base = f"http://127.0.0.1:{port}"
-        wait_http(f"{base}/api/status?token={token}", lab)
-        drive(
-            f"{base}/lab/tree/{NOTEBOOK}?token={token}&reset",
-            args.out,
-            suffix,
-            args.width,
-            args.height,
-            args.scale,
-        )
+        with running_lab(tmp, server, theme=args.theme) as lab:
+            write_notebook(lab.root_dir)
+            drive(lab.url(NOTEBOOK), args.out, suffix, args.width, args.height, args.scale)
         print(f"{len(server.requests)} LM requests answered, at most {server.max_in_flight} at once")
     except BaseException:
         log = tmp / "lab.log"
@@ -384,12 +294,6 @@ def main() -> None:
             sys.stderr.write("--- jupyter lab log (tail) ---\n" + log.read_text()[-4000:])
         raise
     finally:
-        if lab is not None:
-            lab.terminate()
-            try:
-                lab.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                lab.kill()
         server.stop()
         shutil.rmtree(tmp, ignore_errors=True)
 
