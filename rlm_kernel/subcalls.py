@@ -113,11 +113,6 @@ class SubcallPool:
         with self._idle:
             return self._idle.wait_for(lambda: self._running == 0, timeout)
 
-    @property
-    def in_flight(self) -> int:
-        with self._idle:
-            return self._running
-
     def close(self) -> None:
         self.cancel_all()
         self.drain()

@@ -40,7 +40,6 @@ class WidgetView:
         self._timer: threading.Timer | None = None
         self._last_flush = 0.0
         self._handle = None
-        self.flushes = 0
         self.events: list[Event] = []
 
     def _stop(self, on_stop: Callable[[], None]) -> None:
@@ -70,7 +69,6 @@ class WidgetView:
             self._last_flush = time.monotonic()
             html = render_run(self.state)
         self.body.value = html
-        self.flushes += 1
 
     def finish(self) -> str:
         """Stop updating; leave the run as static HTML in place of the widget, with its trajectory

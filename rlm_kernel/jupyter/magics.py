@@ -359,9 +359,11 @@ async def _tick() -> None:
 
 
 def _close(view: Any) -> None:
-    finish = getattr(view, "finish", None)
-    if finish is not None:
-        finish()
+    """A widget view leaves static HTML in its place; plain text needs no ending."""
+    from .display import WidgetView
+
+    if isinstance(view, WidgetView):
+        view.finish()
 
 
 _LINE_MAGIC = re.compile(r"^(?:(?P<target>[A-Za-z_]\w*)\s*=\s*)?%rlm(?:\s+(?P<rest>.*?))?\s*$")

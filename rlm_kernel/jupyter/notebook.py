@@ -46,7 +46,6 @@ class NotebookMode:
         self.kernel = kernel
         self.shell = kernel.shell
         self.comm: Any = None
-        self.frontend: dict[str, Any] = {}
         self.active: NotebookRun | None = None
         self._last_result: Any = None
         kernel.comm_manager.register_target(COMM_TARGET, self._on_open)
@@ -61,7 +60,6 @@ class NotebookMode:
         """A front end connected (a page reload reconnects): it learns the run in progress and the
         step it may have missed."""
         self.comm = comm
-        self.frontend = msg["content"].get("data") or {}
         comm.on_msg(self._on_msg)
         comm.on_close(lambda _msg: self._on_close(comm))
         self.send("welcome", version=PROTOCOL_VERSION, active=self.active.run_id if self.active else None)
