@@ -94,7 +94,7 @@ def test_stop_button_ends_the_run_within_a_second(kernel: KernelSession, server:
     clicked = time.monotonic()
     kernel.click(stop)
     assert kernel.wait_idle(msg_id, timeout=10) is not None
-    assert time.monotonic() - clicked < 1.5
+    assert time.monotonic() - clicked < 1.0  # the README says: within a second
     check = kernel.start("print(kept, _rlm.error)")
     kernel.wait_idle(check)
     assert kernel.text(check).startswith("yes Run cancelled: stopped by the user")
@@ -109,7 +109,7 @@ def test_interrupt_during_a_64_way_batch(kernel: KernelSession, server: Scripted
     interrupted = time.monotonic()
     kernel.km.interrupt_kernel()
     assert kernel.wait_idle(msg_id, timeout=10) is not None
-    assert time.monotonic() - interrupted < 1.5
+    assert time.monotonic() - interrupted < 1.0
     check = kernel.start(
         "started = sum(e.kind == 'subcall_started' for e in _rlm.trajectory)\n"
         "cancelled = sum(e.kind == 'subcall_finished' and e.error == 'cancelled' for e in _rlm.trajectory)\n"
