@@ -1,6 +1,11 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// Run text is untrusted (src/safe.ts): it reaches the DOM as text only, never as markup.
+const MARKUP = ['innerHTML', 'outerHTML', 'insertAdjacentHTML', 'createContextualFragment', 'srcdoc'].map(
+  property => ({ property, message: 'Set textContent instead: run text is untrusted (see src/safe.ts).' })
+);
+
 export default tseslint.config(
   { ignores: ['lib/', 'node_modules/', '../rlm_kernel/labextension/', '*.config.js', '*.config.mjs', 'style/'] },
   js.configs.recommended,
@@ -17,7 +22,12 @@ export default tseslint.config(
       '@typescript-eslint/no-confusing-void-expression': 'off',
       '@typescript-eslint/no-extraneous-class': 'off',
       eqeqeq: 'error',
-      curly: 'error'
+      curly: 'error',
+      'no-restricted-properties': [
+        'error',
+        ...MARKUP,
+        { object: 'document', property: 'write', message: 'Run text is untrusted (see src/safe.ts).' }
+      ]
     }
   },
   {

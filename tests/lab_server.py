@@ -123,6 +123,7 @@ def running_lab(
         f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root_dir}",
         "--LabApp.expose_app_in_browser=True",
+        "--JupyterNotebookApp.expose_app_in_browser=True",  # Notebook 7, where it is installed
         "--LabApp.news_url=None",
         *extra_args,
     ]

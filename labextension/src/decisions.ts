@@ -11,6 +11,7 @@ import {
   type RunFinishedMsg,
   type StepCellMeta
 } from './protocol';
+import { markdownText } from './safe';
 
 /**
  * Whether a kernel speaks the protocol: the `rlm-python` kernelspec, or any kernelspec whose
@@ -80,24 +81,25 @@ export interface CellSpec<M> {
   metadata: { rlm: M };
 }
 
-/** The Markdown cell that closes a run: its answer, or why it ended without one. */
+/**
+ * The Markdown cell that closes a run: its answer, or why it ended without one. The answer is the
+ * kernel's safe Markdown of it; without that (a kernel that sent none), and for the error and the
+ * usage line, the text is escaped to render as itself (safe.ts).
+ */
 export function answerCell(msg: RunFinishedMsg): CellSpec<AnswerCellMeta> {
-  const usage = msg.usage ? `\n\n<small>${escapeHtml(msg.usage)}</small>` : '';
+  const usage = msg.usage ? `\n\n<small>${markdownText(msg.usage)}</small>` : '';
   if (msg.answer !== null) {
+    const answer = msg.answer_markdown ?? markdownText(msg.answer);
     return {
-      source: `**RLM answer**\n\n${msg.answer}${usage}`,
+      source: `**RLM answer**\n\n${answer}${usage}`,
       metadata: { rlm: { run_id: msg.run_id, answer: true } }
     };
   }
-  const why = msg.error ?? 'the run ended without an answer';
+  const why = markdownText(msg.error ?? 'the run ended without an answer');
   return {
     source: `**RLM run ended without an answer:** ${why}${usage}`,
     metadata: { rlm: { run_id: msg.run_id, answer: true, error: true } }
   };
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
 /** What the toolbar offers for a panel: hidden unless RLM-connected, enabled during a run. */

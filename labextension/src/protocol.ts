@@ -143,19 +143,6 @@ export type RLMEvent =
 
 export type EventKind = RLMEvent['kind'];
 
-const EVENT_KINDS: ReadonlySet<string> = new Set<EventKind>([
-  'run_started',
-  'root_request',
-  'root_reply',
-  'step_started',
-  'step_finished',
-  'subcall_started',
-  'subcall_finished',
-  'answer_set',
-  'human_edit',
-  'hint',
-  'run_ended'
-]);
 
 // -- kernel → front end -----------------------------------------------------------------------
 
@@ -211,6 +198,8 @@ export interface RunFinishedMsg {
   type: 'run_finished';
   run_id: string;
   answer: string | null;
+  /** The answer as safe Markdown for a cell (rlm_kernel/jupyter/safe.py); null without one. */
+  answer_markdown: string | null;
   error: string | null;
   after_cell_id: string | null;
   usage: string;
@@ -274,7 +263,63 @@ function isObject(value: unknown): value is Json {
 const str = (v: unknown): v is string => typeof v === 'string';
 const num = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 const strOrNull = (v: unknown): v is string | null => v === null || typeof v === 'string';
+const numOrNull = (v: unknown): v is number | null => v === null || num(v);
 const isMode = (v: unknown): v is Mode => v === 'auto' || v === 'step';
+const isCallKind = (v: unknown): boolean => v === 'llm' || v === 'rlm';
+
+/**
+ * The fields of each event kind that the run log reads, with their types. Events come from a live
+ * kernel or from a notebook's metadata that anyone may have written, so each is checked whole
+ * before it is folded: a wrong type would otherwise break the panel for that notebook.
+ */
+const EVENT_FIELDS: { [K in EventKind]: Record<string, (v: unknown) => boolean> } = {
+  run_started: { question: strOrNull, model: str, sub_model: str },
+  root_request: { turn: num },
+  root_reply: {
+    turn: num,
+    text: str,
+    model: str,
+    input_tokens: num,
+    output_tokens: num,
+    cached_tokens: num,
+    latency_s: num,
+    cost: numOrNull
+  },
+  step_started: { step: num, code: str, author: v => v === 'root' || v === 'human' },
+  step_finished: { step: num, output: str, error: strOrNull, elapsed_s: num },
+  subcall_started: {
+    call_id: str,
+    step: numOrNull,
+    model: str,
+    prompt_preview: str,
+    batch_id: strOrNull,
+    call_kind: isCallKind
+  },
+  subcall_finished: {
+    call_id: str,
+    step: numOrNull,
+    model: str,
+    input_tokens: num,
+    output_tokens: num,
+    cached_tokens: num,
+    latency_s: num,
+    cost: numOrNull,
+    error: strOrNull,
+    response_preview: str,
+    batch_id: strOrNull,
+    call_kind: isCallKind
+  },
+  answer_set: { content: str },
+  human_edit: { step: num },
+  hint: { text: str },
+  run_ended: { response: strOrNull, error: strOrNull, elapsed_s: num }
+};
+const EVENT_BASE: Record<string, (v: unknown) => boolean> = {
+  run_id: str,
+  parent_id: strOrNull,
+  depth: num,
+  ts: num
+};
 
 /** Each known message type, with the fields a handler relies on. */
 const REQUIRED: { [K in KernelMsg['type']]: (d: Json) => boolean } = {
@@ -330,6 +375,7 @@ export function parseKernelMsg(data: unknown): KernelMsg | null {
       break;
     case 'run_finished':
       msg.answer = data.answer ?? null;
+      msg.answer_markdown = str(data.answer_markdown) && data.answer !== null ? data.answer_markdown : null;
       msg.error = data.error ?? null;
       msg.after_cell_id = str(data.after_cell_id) ? data.after_cell_id : null;
       msg.usage = str(data.usage) ? data.usage : '';
@@ -338,9 +384,13 @@ export function parseKernelMsg(data: unknown): KernelMsg | null {
   return msg as unknown as KernelMsg;
 }
 
-/** Whether a value is an event of a kind this front end knows (others are skipped). */
+/** Whether a value is a well-formed event of a kind this front end knows (others are skipped). */
 export function isEvent(value: unknown): value is RLMEvent {
-  return isObject(value) && str(value.kind) && EVENT_KINDS.has(value.kind) && str(value.run_id);
+  if (!isObject(value) || !str(value.kind) || !Object.hasOwn(EVENT_FIELDS, value.kind)) {
+    return false;
+  }
+  const fields = { ...EVENT_BASE, ...EVENT_FIELDS[value.kind as EventKind] };
+  return Object.entries(fields).every(([name, check]) => check(value[name]));
 }
 
 /** `metadata.rlm` of a cell, if it is one of ours. */

@@ -24,6 +24,7 @@ from traitlets import Bool, Dict, Enum, Float, Int, Unicode
 
 from ..errors import RLMError
 from ..rlm import RLM, RLMResult
+from . import safe
 
 __all__ = ["RLMMagics", "await_rlm_magics"]
 
@@ -51,6 +52,7 @@ def _parser() -> _Parser:
     p.add_argument("--max-depth", type=int)
     p.add_argument("--profile", choices=["default", "small", "no_subcalls"])
     p.add_argument("--mode", choices=["auto", "step"])
+    p.add_argument("--answer", choices=["markdown", "text"], help="how the answer is shown")
     p.add_argument("--no-widget", action="store_true")
     p.add_argument("--log-dir")
     p.add_argument("--record", help="also save every LM reply to this file, for the replay backend")
@@ -112,6 +114,11 @@ class RLMMagics(Magics):
     mode = Enum(["auto", "step"], "auto", help="auto runs each step; step waits for you to run it").tag(
         config=True
     )
+    answer = Enum(
+        ["markdown", "text"],
+        "markdown",
+        help="Show the answer as Markdown (made safe: no raw HTML, no remote images) or as plain text",
+    ).tag(config=True)
     widget = Bool(True, help="Show the live widget (else plain text progress)").tag(config=True)
     log_dir = Unicode("", help="Where trajectories go; empty: $RLM_LOG_DIR or ~/.rlm_kernel/runs").tag(
         config=True
@@ -141,6 +148,7 @@ class RLMMagics(Magics):
             "max_depth",
             "profile",
             "mode",
+            "answer",
             "widget",
             "log_dir",
             "record",
@@ -329,14 +337,18 @@ class RLMMagics(Magics):
             _close(view)
 
     def _finish(self, job: _Job, result: RLMResult) -> RLMResult:
-        from IPython.display import Markdown, display
+        from IPython.display import display
 
         self.shell.user_ns[job.out] = result
         if result.restored_names:
             names = ", ".join(f"`{n}`" for n in result.restored_names)
             print(f"Your own {names} put back after the run; its answer is in {job.out}.response.")
         if result.response is not None:
-            display(Markdown(result.response))
+            # LM text never goes out as Markdown or live HTML: a trusted output would run its script.
+            shown = {"text/plain": result.response}
+            if job.settings["answer"] == "markdown":
+                shown["text/html"] = safe.markdown_html(result.response)
+            display(shown, raw=True)
         if result.error:
             print(f"RLM: {result.error}", file=sys.stderr)
         return result

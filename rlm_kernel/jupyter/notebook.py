@@ -24,6 +24,7 @@ from ..executors.local import capture_output
 from ..lm.base import Completion
 from ..repl import compact_traceback
 from ..trajectory import notebook_metadata
+from . import safe
 from .render import render_run
 from .state import RunState
 
@@ -384,6 +385,7 @@ class NotebookRun:
             "run_finished",
             run_id=self.run_id,
             answer=finish.response,
+            answer_markdown=None if finish.response is None else safe.markdown_source(finish.response),
             error=finish.error,
             after_cell_id=self.last_cell,
             usage=str(self.result.usage),

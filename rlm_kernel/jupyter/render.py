@@ -4,12 +4,14 @@ a saved notebook shows the run on GitHub and nbviewer without widget state.
 Live views are redrawn up to ten times a second, which would reset any ``<details>`` the user
 opened; so the live form has none: finished steps shrink to one line, the step in progress is
 shown whole, and its running calls come first. The final form is fully collapsible.
+
+Every string that comes from a run (code, output, prompts, replies, models, errors, the answer) is
+untrusted and goes through :func:`safe.text`; nothing from a run is ever markup here.
 """
 
 from __future__ import annotations
 
-from html import escape
-
+from . import safe
 from .state import CallRow, RunState, StepView
 
 __all__ = ["render_run", "highlight"]
@@ -63,12 +65,12 @@ def highlight(code: str) -> str:
         from pygments import lex
         from pygments.lexers import PythonLexer
     except ImportError:
-        return f'<pre style="{_PRE}">{escape(code)}</pre>'
+        return f'<pre style="{_PRE}">{safe.text(code)}</pre>'
     colours = _token_colours()
     spans = []
     for token, text in lex(code, PythonLexer()):
         colour = next((c for t, c in colours if token in t), None)  # type: ignore[operator]
-        spans.append(f'<span style="color:{colour}">{escape(text)}</span>' if colour else escape(text))
+        spans.append(f'<span style="color:{colour}">{safe.text(text)}</span>' if colour else safe.text(text))
     return f'<pre style="{_PRE}">{"".join(spans).rstrip()}</pre>'
 
 
@@ -81,12 +83,12 @@ def _header(state: RunState) -> str:
     if not state.ended:
         status = f"running · {state.running_calls()} call(s) in flight"
     elif state.error:
-        status = f'<span style="color:var(--jp-error-color1, #c62828)">ended: {escape(state.error)}</span>'
+        status = f'<span style="color:var(--jp-error-color1, #c62828)">ended: {safe.text(state.error)}</span>'
     else:
         status = "done"
-    models = escape(state.model)
+    models = safe.text(state.model)
     if state.sub_model and state.sub_model not in (state.model, "-"):
-        models += f" (sub-calls: {escape(state.sub_model)})"
+        models += f" (sub-calls: {safe.text(state.sub_model)})"
     cached = f" · {total.cached_tokens:,} cached" if total.cached_tokens else ""
     cost = "cost unknown" if total.cost is None else f"${total.cost:.4f}"
     return (
@@ -100,10 +102,10 @@ def _expandable(text: str, live: bool) -> str:
     """A table cell's text: cut with an ellipsis (whole in the tooltip); in the final view, a click
     opens it whole."""
     if live or len(text) <= 80:
-        return f'<td style="{_CUT}" title="{escape(text)}">{escape(text[:300])}</td>'
+        return f'<td style="{_CUT}" title="{safe.text(text)}">{safe.text(text[:300])}</td>'
     return (
-        f'<td style="text-align: left"><details><summary>{escape(text[:80])}…</summary>'
-        f'<div style="white-space: pre-wrap">{escape(text)}</div></details></td>'
+        f'<td style="text-align: left"><details><summary>{safe.text(text[:80])}…</summary>'
+        f'<div style="white-space: pre-wrap">{safe.text(text)}</div></details></td>'
     )
 
 
@@ -114,8 +116,8 @@ def _row(row: CallRow, show_depth: bool, live: bool) -> str:
     reply = row.error if row.error and row.error != "cancelled" else row.reply
     depth = f'<td style="{_NUM}">{row.depth}</td>' if show_depth else ""
     return (
-        f'<tr><td style="{_TD}">{_STATUS.get(row.status, escape(row.status))}</td>'
-        f'<td style="{_TD}">{escape(row.model)}</td>{depth}'
+        f'<tr><td style="{_TD}">{_STATUS.get(row.status, safe.text(row.status))}</td>'
+        f'<td style="{_TD}">{safe.text(row.model)}</td>{depth}'
         f'<td style="{_NUM}">{tokens}</td><td style="{_NUM}">{latency}</td>'
         f'<td style="{_NUM}">{_money(row.cost)}</td>'
         f"{_expandable(row.prompt, live)}{_expandable(reply or '', live)}</tr>"
@@ -129,7 +131,7 @@ def _calls(view: StepView, live: bool) -> str:
     for batch_id, (done, size) in view.batches().items():
         model = next(r.model for r in view.calls.values() if r.batch_id == batch_id)
         parts.append(
-            f"<div>llm_query_batched × {size} · {escape(model)} "
+            f"<div>llm_query_batched × {size} · {safe.text(model)} "
             f'<progress value="{done}" max="{size}" style="width: 16em; accent-color: {_BRAND}"></progress> '
             f"{done}/{size} finished{f' · {size - done} running' if done < size else ''}</div>"
         )
@@ -185,7 +187,7 @@ def _summary(view: StepView) -> str:
 def _output(view: StepView) -> str:
     if view.output is None:
         return f'<div style="color:{_MUTED}"><i>running…</i></div>'
-    return f'<pre style="{_PRE}">{escape(view.output)}</pre>' if view.output.strip() else ""
+    return f'<pre style="{_PRE}">{safe.text(view.output)}</pre>' if view.output.strip() else ""
 
 
 def _step(view: StepView, current: bool, live: bool) -> str:
@@ -202,7 +204,7 @@ def render_run(state: RunState, *, live: bool | None = None, answer: bool = True
     last = state.current_step
     parts.extend(_step(v, v.step == last, live) for v in sorted(state.steps.values(), key=lambda v: v.step))
     if state.streaming and not state.ended:
-        parts.append(f'<pre style="{_PRE}">root ▸ {escape(state.streaming)}</pre>')
+        parts.append(f'<pre style="{_PRE}">root ▸ {safe.text(state.streaming)}</pre>')
     if answer and state.answer is not None and state.ended:
-        parts.append(f'<div><b>Answer:</b></div><pre style="{_PRE}">{escape(state.answer[:4000])}</pre>')
+        parts.append(f'<div><b>Answer:</b></div><pre style="{_PRE}">{safe.text(state.answer[:4000])}</pre>')
     return f'<div class="rlm-run" style="{_STYLE}">' + "".join(parts) + "</div>"

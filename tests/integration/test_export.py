@@ -38,7 +38,7 @@ def test_fallback_notebook_keeps_its_trajectory_and_exports(scripted_server, tmp
 
     outputs = nb.cells[1].outputs
     assert any("rlm_kernel extension" in o.get("text", "") for o in outputs)  # said how to get cell mode
-    assert any(o.get("data", {}).get("text/markdown") == "42" for o in outputs)
+    assert any(o.get("data", {}).get("text/plain") == "42" for o in outputs)
     events = from_notebook(path)
     assert events[0].kind == "run_started" and events[-1].kind == "run_ended"
     assert events[-1].response == "42"

@@ -49,6 +49,7 @@ def test_auto_mode_runs_each_step_as_a_cell_to_the_answer(
     assert started["cell_id"] == "the-rlm-cell" and started["mode"] == "auto"
     finished = front.drive()
     assert finished["answer"] == "42" and finished["error"] is None
+    assert finished["answer_markdown"] == "42\n"  # the answer cell's safe Markdown (safe.py)
     assert finished["after_cell_id"] == front.cells[2]
     proposals = front.received("propose_step")
     assert [p["step"] for p in proposals] == [1, 2]
@@ -188,7 +189,7 @@ def test_without_the_extension_it_falls_back_and_says_so(
     msg_id = kernel.start("%%rlm -c doc\nq")
     kernel.wait_idle(msg_id)
     assert "JupyterLab with the rlm_kernel extension" in kernel.text(msg_id)
-    assert kernel.of(msg_id, "display_data")[-1]["content"]["data"]["text/markdown"] == "21"
+    assert kernel.of(msg_id, "display_data")[-1]["content"]["data"]["text/plain"] == "21"
     server.responder = Script(root=[repl("FINAL(len(context))")])
     again = kernel.start("%%rlm -c doc\nq")
     kernel.wait_idle(again)

@@ -48,7 +48,7 @@ def test_a_cell_runs_in_the_users_namespace(kernel: KernelSession, server: Scrip
     kernel.wait_idle(msg_id)
     shown = kernel.of(msg_id, "display_data")
     assert "application/vnd.jupyter.widget-view+json" in shown[0]["content"]["data"]
-    assert shown[-1]["content"]["data"]["text/markdown"] == "10 parts"
+    assert shown[-1]["content"]["data"] == {"text/plain": "10 parts", "text/html": "<p>10 parts</p>\n"}
     # The live widget was replaced by static HTML of the same run.
     update = kernel.of(msg_id, "update_display_data")[-1]["content"]["data"]["text/html"]
     assert "Step 1" in update and "10 sub-call(s)" in update and "<details" in update
@@ -63,7 +63,25 @@ def test_follow_up_runs_build_on_earlier_variables(kernel: KernelSession, server
     server.responder = Script(root=[repl("FINAL(len(parts) * 2)")])
     msg_id = kernel.start("%rlm doc Double the number of parts you found before.")
     kernel.wait_idle(msg_id)
-    assert kernel.of(msg_id, "display_data")[-1]["content"]["data"]["text/markdown"] == "20"
+    assert kernel.of(msg_id, "display_data")[-1]["content"]["data"]["text/plain"] == "20"
+
+
+def test_the_answer_is_safe_markdown_or_plain_text(kernel: KernelSession, server: ScriptedServer) -> None:
+    """An answer never goes out as Markdown the front end would render with its raw HTML live."""
+    answer = '**Late:** <img src=x onerror="alert(1)"> ![c](https://example.org/c.png)'
+    server.responder = Script(root=[repl(f"FINAL({answer!r})")] * 2)
+    msg_id = kernel.start("%rlm doc Which suppliers were late?")
+    kernel.wait_idle(msg_id)
+    data = kernel.of(msg_id, "display_data")[-1]["content"]["data"]
+    assert set(data) == {"text/plain", "text/html"} and data["text/plain"] == answer
+    assert data["text/html"] == (
+        '<p><strong>Late:</strong> &lt;img src=x onerror="alert(1)"&gt; '
+        '<a href="https://example.org/c.png" rel="noopener noreferrer nofollow">🖼 c</a> '
+        "<code>https://example.org/c.png</code></p>\n"
+    )
+    msg_id = kernel.start("%rlm --answer text doc Which suppliers were late?")
+    kernel.wait_idle(msg_id)
+    assert kernel.of(msg_id, "display_data")[-1]["content"]["data"] == {"text/plain": answer}
 
 
 def test_user_mistakes_are_one_line(kernel: KernelSession) -> None:
@@ -160,6 +178,6 @@ def test_step_mode_waits_for_the_human_and_records_the_edit(
     time.sleep(0.5)
     kernel.click(kernel.widget("ButtonModel", "Run step"))  # the second step, as proposed
     assert kernel.wait_idle(msg_id, timeout=20) is not None
-    assert kernel.of(msg_id, "display_data")[-1]["content"]["data"]["text/markdown"] == "42"
+    assert kernel.of(msg_id, "display_data")[-1]["content"]["data"]["text/plain"] == "42"
     second = [r for r in server.requests if r.is_root][-1].last_user
     assert "A human edited your step 1" in second and "x = 41 + 1" in second

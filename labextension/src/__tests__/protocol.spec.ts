@@ -34,6 +34,7 @@ describe('parseKernelMsg', () => {
       type: 'run_finished',
       run_id: 'r',
       answer: null,
+      answer_markdown: null,
       error: null,
       after_cell_id: null,
       usage: ''
@@ -50,7 +51,11 @@ describe('parseKernelMsg', () => {
     const msg = parseKernelMsg({
       type: 'events',
       run_id: 'r',
-      events: [{ kind: 'root_token', run_id: 'r' }, { kind: 'hint', run_id: 'r', text: 'x' }, null]
+      events: [
+        { kind: 'root_token', run_id: 'r' },
+        { kind: 'hint', run_id: 'r', parent_id: null, depth: 0, ts: 1, text: 'x' },
+        null
+      ]
     });
     expect(msg?.type === 'events' && msg.events.map(e => e.kind)).toEqual(['hint']);
   });

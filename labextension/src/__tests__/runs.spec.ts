@@ -147,6 +147,7 @@ describe('sub-calls', () => {
       type: 'run_finished',
       run_id: 'r1',
       answer: null,
+      answer_markdown: null,
       error: 'Run cancelled: stopped by the user.',
       after_cell_id: null,
       usage: ''
