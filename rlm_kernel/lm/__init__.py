@@ -43,14 +43,18 @@ def make_lm(backend: str, kwargs: dict[str, Any] | None = None, *, model: str | 
 
 
 def _local(name: str | None, kw: dict[str, Any]) -> LMClient:
-    """llama.cpp's server in-process (xllamacpp), spoken to through the OpenAI SDK."""
+    """llama.cpp's server in-process (xllamacpp), spoken to through the OpenAI SDK. ``model_name`` may
+    name a bundled model (``qwen2.5-coder-1.5b``), fetched on first use; ``model_path`` any GGUF."""
     from .. import models
     from ..usage import set_price
     from .llama_server import shared_server
     from .openai import OpenAILM
 
     model_path = kw.pop("model_path", None)
-    path = Path(model_path) if model_path else models.fetch()
+    if model_path:
+        path = Path(model_path)
+    else:  # a bundled model by its name (qwen2.5-coder-1.5b), else the default one
+        path = models.fetch(name if name in models.MODELS else models.DEFAULT_MODEL)
     n_ctx = int(kw.pop("n_ctx", _LOCAL_N_CTX))
     server_kw = {k: kw.pop(k) for k in ("n_threads", "n_parallel") if k in kw}
     server = shared_server(path, n_ctx=n_ctx, **server_kw)

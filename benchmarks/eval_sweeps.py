@@ -1,0 +1,81 @@
+"""The evaluation sweeps whose figures the README publishes, each a plain ``rlm_kernel.eval`` run.
+
+    python benchmarks/eval_sweeps.py --list
+    python benchmarks/eval_sweeps.py baseline-0.5b      # results, CSV, plots in benchmarks/eval/<name>/
+
+A sweep's folder keeps ``results.jsonl``, ``results.csv``, ``sweeps.jsonl`` (its settings),
+``figure1.png``, ``cost_vs_score.png``, ``tokens.png`` and ``SUMMARY.md`` (the table, the sweep's
+wall time and the machine). Trajectories stay out of git (``benchmarks/eval/*/trajectories``).
+Running a sweep again resumes it; delete its folder to measure it afresh.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "eval"
+
+# name -> (what it measures, the arguments of `python -m rlm_kernel.eval run`)
+SWEEPS: dict[str, tuple[str, list[str]]] = {
+    "baseline-0.5b": (
+        "The bundled 0.5B model, RLM against the plain model, test split, before any tuning on dev",
+        ["--tasks", "sniah", "--lengths", "8k,32k,128k", "-n", "5", "--methods", "rlm,base"],
+    ),
+    "records-0.5b": (
+        "Counting and filtering over records with the bundled 0.5B model, test split",
+        ["--tasks", "records", "--lengths", "8k,32k", "-n", "5", "--methods", "rlm,base"],
+    ),
+}
+
+
+def run(name: str) -> int:
+    what, args = SWEEPS[name]
+    out = OUT / name
+    started = time.perf_counter()
+    cmd = [sys.executable, "-m", "rlm_kernel.eval", "run", *args, "--split", "test", "--out", str(out), "--plot"]
+    proc = subprocess.run(cmd, text=True, capture_output=True)
+    wall = time.perf_counter() - started
+    print(proc.stdout)
+    if proc.returncode != 0:
+        print(proc.stderr[-4000:], file=sys.stderr)
+        return proc.returncode
+    table = proc.stdout.split("\n\nResults:")[0].strip()
+    command = "python -m rlm_kernel.eval run " + " ".join(args) + " --split test"
+    (out / "SUMMARY.md").write_text(
+        f"# {name}\n\n{what}.\n\n```bash\n{command}\n```\n\n{table}\n\n"
+        f"Wall time of this invocation: {wall / 60:.1f} min on {platform.machine()}, "
+        f"{_cpus()} CPU(s), Python {platform.python_version()}.\n"
+    )
+    return 0
+
+
+def _cpus() -> str:
+    try:
+        return subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "?"
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("names", nargs="*", help="the sweeps to run (default: all)")
+    p.add_argument("--list", action="store_true")
+    args = p.parse_args()
+    if args.list:
+        for name, (what, a) in SWEEPS.items():
+            print(f"{name}: {what}\n    python -m rlm_kernel.eval run {' '.join(a)}")
+        return 0
+    status = 0
+    for name in args.names or list(SWEEPS):
+        status = run(name) or status
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,125 @@
+"""The paper's plots for your own results (matplotlib, PNG).
+
+- ``figure1.png``: score against context length (log scale), one line per method and model, one
+  panel per task family; a dashed line marks the model's window when it is known.
+- ``cost_vs_score.png``: mean cost against mean score, per family and method.
+- ``tokens.png``: root-LM tokens against sub-call tokens, one point per rollout.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from pathlib import Path
+
+from .results import Results
+from .tasks import format_length
+
+__all__ = ["plot"]
+
+_MARKERS = "osD^vP*X"
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        from ..errors import ConfigError
+
+        raise ConfigError('Plots need matplotlib: pip install "rlm-kernel[eval]".') from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot(
+    results: Results, out: str | Path, *, window: int | None = None, title: str | None = None
+) -> list[Path]:
+    """Draw the three plots into ``out``; returns their paths."""
+    plt = _pyplot()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    cells = results.summary()
+    families = sorted({c.family for c in cells})
+    paths = []
+
+    cols = min(3, max(1, len(families)))
+    rows = math.ceil(len(families) / cols) or 1
+    fig, axes = plt.subplots(rows, cols, figsize=(max(6.4, 4.6 * cols), 3.6 * rows + 0.8), squeeze=False)
+    series = sorted({(c.method, c.model) for c in cells})
+    for ax, fam in zip(axes.flat, families, strict=False):
+        for i, (method, model) in enumerate(series):
+            points = sorted(
+                (c.length, 100 * c.score)
+                for c in cells
+                if (c.family, c.method, c.model) == (fam, method, model)
+            )
+            if points:
+                xs, ys = zip(*points, strict=True)
+                ax.plot(xs, ys, marker=_MARKERS[i % len(_MARKERS)], label=f"{method} ({model})")
+        lengths = sorted({c.length for c in cells if c.family == fam})
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(lengths, [format_length(x) for x in lengths])
+        ax.minorticks_off()
+        if window:
+            ax.axvline(window, color="grey", linestyle="--", linewidth=1)
+            ax.text(window, 102, " window", color="grey", fontsize=8, va="bottom")
+        ax.set_ylim(-3, 108)
+        ax.set_title(fam)
+        ax.set_xlabel("context length (tokens)")
+        ax.set_ylabel("score (%)")
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(families) :]:
+        ax.axis("off")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=max(1, min(2 * cols, len(labels))), frameon=False)
+    fig.suptitle(title or "Score against context length")
+    fig.tight_layout(rect=(0, 0.08, 1, 0.95))
+    paths.append(out / "figure1.png")
+    fig.savefig(paths[-1], dpi=130)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    for i, (method, model) in enumerate(series):
+        points = [
+            (c.cost, 100 * c.score)
+            for c in cells
+            if (c.method, c.model) == (method, model) and c.cost is not None
+        ]
+        if points:
+            xs, ys = zip(*points, strict=True)
+            ax.scatter(xs, ys, marker=_MARKERS[i % len(_MARKERS)], label=f"{method} ({model})")
+    ax.set_xlabel("mean cost per task (US$)")
+    ax.set_ylabel("mean score (%)")
+    ax.set_title("Cost against score (one point per family and length)")
+    ax.grid(alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    paths.append(out / "cost_vs_score.png")
+    fig.savefig(paths[-1], dpi=130)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    by_method: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for row in results.rows:
+        by_method[row.method].append(
+            (row.root_input_tokens + row.root_output_tokens, row.sub_input_tokens + row.sub_output_tokens)
+        )
+    for i, (method, points) in enumerate(sorted(by_method.items())):
+        xs, ys = zip(*points, strict=True)
+        ax.scatter(xs, ys, marker=_MARKERS[i % len(_MARKERS)], alpha=0.7, label=method)
+    ax.set_xscale("symlog")
+    ax.set_yscale("symlog")
+    ax.set_xlabel("root LM tokens (in + out)")
+    ax.set_ylabel("sub-call tokens (in + out)")
+    ax.set_title("Where the tokens go (one point per rollout)")
+    ax.grid(alpha=0.3)
+    if by_method:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    paths.append(out / "tokens.png")
+    fig.savefig(paths[-1], dpi=130)
+    plt.close(fig)
+    return paths

@@ -1,0 +1,227 @@
+"""A sweep's results on disk, and as a table.
+
+A results folder holds ``results.jsonl`` (one row a rollout, appended and flushed as each one
+ends, so a crash or Ctrl-C loses nothing that finished), ``results.csv`` (the same rows, written
+again at the end of each invocation), ``sweeps.jsonl`` (the settings of each invocation) and
+``trajectories/`` (each RLM rollout's JSONL trajectory). A rollout already in ``results.jsonl``
+is skipped when the same sweep runs again; a crashed one (a fault of the harness, not of the
+method) is run again.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import threading
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Row", "ResultsDir", "Results", "load"]
+
+
+@dataclass
+class Row:
+    """One rollout: a method's answer to one task, its score and what it cost."""
+
+    task_id: str
+    family: str
+    split: str
+    length: int
+    method: str
+    model: str
+    sub_model: str
+    profile: str
+    score: float
+    answer: str | None
+    expected: Any
+    error: str | None
+    root_input_tokens: int = 0
+    root_output_tokens: int = 0
+    sub_input_tokens: int = 0
+    sub_output_tokens: int = 0
+    calls: int = 0
+    cost: float | None = None
+    wall_s: float = 0.0
+    iterations: int = 0
+    context_chars: int = 0
+    trajectory: str | None = None
+    crashed: bool = False
+    meta: dict[str, Any] | None = None
+
+    @property
+    def key(self) -> str:
+        return rollout_key(self.task_id, self.method, self.model, self.sub_model, self.profile)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Row:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def rollout_key(task_id: str, method: str, model: str, sub_model: str, profile: str) -> str:
+    return "|".join((task_id, method, model, sub_model, profile))
+
+
+COLUMNS = [f.name for f in fields(Row)]
+
+
+class ResultsDir:
+    """The folder of one sweep (or of several runs of it)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.jsonl = self.path / "results.jsonl"
+        self.trajectories = self.path / "trajectories"
+        self._lock = threading.Lock()
+
+    def rows(self) -> list[Row]:
+        """Every row on disk; when a rollout ran more than once (after a crash), its last row."""
+        latest: dict[str, Row] = {}
+        for row in _read(self.jsonl):
+            latest[row.key] = row
+        return list(latest.values())
+
+    def done(self) -> set[str]:
+        """Keys of the rollouts that need not run again."""
+        return {row.key for row in self.rows() if not row.crashed}
+
+    def add(self, row: Row) -> None:
+        line = json.dumps(row.to_dict(), ensure_ascii=False, default=str) + "\n"
+        with self._lock, open(self.jsonl, "ab") as f:
+            if f.tell() and not self._ends_with_newline():  # a line cut short by a crash: start afresh
+                line = "\n" + line
+            f.write(line.encode("utf-8"))
+            f.flush()
+            os.fsync(f.fileno())
+
+    def _ends_with_newline(self) -> bool:
+        with open(self.jsonl, "rb") as f:
+            f.seek(-1, os.SEEK_END)
+            return f.read(1) == b"\n"
+
+    def note_sweep(self, settings: dict[str, Any]) -> None:
+        with open(self.path / "sweeps.jsonl", "a", encoding="utf-8") as f:
+            f.write(json.dumps(settings, default=str) + "\n")
+
+    def write_csv(self) -> Path:
+        path = self.path / "results.csv"
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=COLUMNS)
+            writer.writeheader()
+            for row in self.rows():
+                data = row.to_dict()
+                data["expected"] = (
+                    json.dumps(data["expected"])
+                    if not isinstance(data["expected"], str)
+                    else data["expected"]
+                )
+                data["meta"] = json.dumps(data["meta"]) if data["meta"] else ""
+                writer.writerow(data)
+        return path
+
+
+def _read(path: Path) -> Iterator[Row]:
+    if not path.exists():
+        return
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            try:
+                yield Row.from_dict(json.loads(line))
+            except (json.JSONDecodeError, TypeError):
+                continue  # a line cut short by a crash while it was written
+
+
+@dataclass(frozen=True)
+class Cell:
+    """The rows of one (family, length, method, model) as summary figures."""
+
+    family: str
+    length: int
+    method: str
+    model: str
+    n: int
+    score: float
+    errors: int
+    cost: float | None
+    wall_s: float
+    root_tokens: float
+    sub_tokens: float
+
+
+class Results:
+    """A sweep's rows, with a summary by task family, length and method."""
+
+    def __init__(self, rows: Iterable[Row]) -> None:
+        self.rows = list(rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """A list of dicts: ``pandas.DataFrame(results.to_records())`` gives a data frame."""
+        return [row.to_dict() for row in self.rows]
+
+    def to_pandas(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(self.to_records())
+
+    def summary(self) -> list[Cell]:
+        groups: dict[tuple[str, int, str, str], list[Row]] = defaultdict(list)
+        for row in self.rows:
+            groups[(row.family, row.length, row.method, row.model)].append(row)
+        cells = []
+        for (fam, length, method, model), rows in sorted(groups.items()):
+            costs = [r.cost for r in rows]
+            cells.append(
+                Cell(
+                    family=fam,
+                    length=length,
+                    method=method,
+                    model=model,
+                    n=len(rows),
+                    score=sum(r.score for r in rows) / len(rows),
+                    errors=sum(1 for r in rows if r.error),
+                    cost=None if any(c is None for c in costs) else sum(costs) / len(rows),  # type: ignore[misc]
+                    wall_s=sum(r.wall_s for r in rows) / len(rows),
+                    root_tokens=sum(r.root_input_tokens + r.root_output_tokens for r in rows) / len(rows),
+                    sub_tokens=sum(r.sub_input_tokens + r.sub_output_tokens for r in rows) / len(rows),
+                )
+            )
+        return cells
+
+    def table(self) -> str:
+        """The summary as a Markdown table (scores in percent, as the paper reports them)."""
+        from .tasks import format_length
+
+        head = "| task | length | method | model | n | score | errors | mean cost | mean time |"
+        lines = [head, "|---|---|---|---|---:|---:|---:|---:|---:|"]
+        for c in self.summary():
+            cost = "unknown" if c.cost is None else f"${c.cost:.4f}"
+            lines.append(
+                f"| {c.family} | {format_length(c.length)} | {c.method} | {c.model} | {c.n} | "
+                f"{100 * c.score:.1f} | {c.errors} | {cost} | {c.wall_s:.1f} s |"
+            )
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def mean_score(self) -> float:
+        return sum(r.score for r in self.rows) / len(self.rows) if self.rows else math.nan
+
+
+def load(path: str | Path) -> Results:
+    """The results in a folder (or a ``results.jsonl`` file)."""
+    path = Path(path)
+    folder = path.parent if path.suffix == ".jsonl" else path
+    return Results(ResultsDir(folder).rows())

@@ -1,0 +1,213 @@
+"""Evaluation tasks: what one is, how each family is generated, and your own from JSONL.
+
+A generated task is a pure function of its :class:`TaskRef` (family, split, length, index): the
+same ref gives the same context, question and answer on any machine, so a Ray worker or a resumed
+sweep rebuilds it instead of receiving megabytes. Seeds are strings that include the split, so
+``dev`` and ``test`` never share one; each family also keeps phrasings, shapes or data of its own
+for each split (see the family's module), so what is tuned on ``dev`` is measured on other inputs.
+
+Lengths are in tokens, taken as four characters each (``8k`` is about 32,000 characters).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "SPLITS",
+    "Task",
+    "TaskRef",
+    "FAMILIES",
+    "family_names",
+    "generate",
+    "generated_tasks",
+    "load_jsonl",
+    "parse_length",
+    "format_length",
+]
+
+CHARS_PER_TOKEN = 4
+SPLITS = ("dev", "test")
+
+
+@dataclass(frozen=True)
+class TaskRef:
+    """Everything needed to rebuild a generated task."""
+
+    family: str
+    split: str
+    length: int
+    index: int
+
+    @property
+    def id(self) -> str:
+        return f"{self.family}-{self.split}-{format_length(self.length)}-{self.index:03d}"
+
+    def rng(self) -> random.Random:
+        return random.Random(f"rlm_kernel.eval/{self.family}/{self.split}/{self.length}/{self.index}")
+
+    @property
+    def chars(self) -> int:
+        return self.length * CHARS_PER_TOKEN
+
+
+@dataclass
+class Task:
+    """One question about one context, with the expected answer and how to score a reply."""
+
+    id: str
+    family: str
+    context: Any = field(repr=False)
+    question: str
+    answer: Any
+    scorer: str
+    split: str = "custom"
+    length: int = 0  # target tokens; 0 for your own tasks
+    meta: dict[str, Any] = field(default_factory=dict)
+    ref: TaskRef | None = None
+
+    @property
+    def context_chars(self) -> int:
+        """The context's size as text (what a plain model would have to read)."""
+        return len(self.context) if isinstance(self.context, str) else len(as_text(self.context))
+
+
+def as_text(context: Any) -> str:
+    """The context as one text, for a plain model's prompt: strings as they are, else JSON."""
+    if isinstance(context, str):
+        return context
+    try:
+        return json.dumps(context, ensure_ascii=False, indent=1)
+    except TypeError:
+        return str(context)
+
+
+Generator = Callable[[TaskRef], Task]
+FAMILIES: dict[str, Generator] = {}
+DESCRIPTIONS: dict[str, str] = {}
+
+
+def family(name: str, description: str) -> Callable[[Generator], Generator]:
+    """Register a task family's generator."""
+
+    def register(fn: Generator) -> Generator:
+        FAMILIES[name] = fn
+        DESCRIPTIONS[name] = description
+        return fn
+
+    return register
+
+
+def family_names() -> list[str]:
+    _load_families()
+    return list(FAMILIES)
+
+
+def _load_families() -> None:
+    from . import oolong, records, sniah, verbatim  # noqa: F401 - each registers its families
+
+
+def _generator(name: str, split: str) -> Generator:
+    _load_families()
+    if split not in SPLITS:
+        raise ConfigError(f"Unknown split {split!r}: choose dev or test.")
+    try:
+        return FAMILIES[name]
+    except KeyError:
+        raise ConfigError(
+            f"Unknown task family {name!r}: choose from {', '.join(FAMILIES)} "
+            "(or give your own with --task-file)."
+        ) from None
+
+
+def generate(ref: TaskRef) -> Task:
+    """The task a ref stands for (the same one wherever and whenever it is built)."""
+    return _generator(ref.family, ref.split)(ref)
+
+
+def generated_tasks(families: Iterable[str], lengths: Iterable[int], split: str, n: int) -> list[TaskRef]:
+    """The refs of a sweep, family by family, length by length."""
+    families, lengths = list(families), list(lengths)
+    for name in families:
+        _generator(name, split)  # an unknown family or split is an error before anything runs
+    return [TaskRef(name, split, length, i) for name in families for length in lengths for i in range(n)]
+
+
+_LENGTH = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
+
+
+def parse_length(text: str | int) -> int:
+    """``8k`` → 8,192 tokens, ``1m`` → 1,048,576, ``5000`` → 5,000 (powers of two, as the paper's)."""
+    if isinstance(text, int):
+        return text
+    m = _LENGTH.match(text)
+    if m is None:
+        raise ConfigError(f"Cannot read the length {text!r}: write it as 8k, 128k, 1m or a number of tokens.")
+    value, unit = float(m.group(1)), m.group(2).lower()
+    return int(value * {"": 1, "k": 1024, "m": 1024 * 1024}[unit])
+
+
+def format_length(tokens: int) -> str:
+    if tokens >= 1024 * 1024 and tokens % (1024 * 1024) == 0:
+        return f"{tokens // (1024 * 1024)}m"
+    if tokens >= 1024 and tokens % 1024 == 0:
+        return f"{tokens // 1024}k"
+    return str(tokens)
+
+
+def load_jsonl(path: str | Path) -> list[Task]:
+    """Your own tasks, one JSON object a line: ``question``, ``answer``, and ``context`` (inline)
+    or ``context_path`` (relative to the file), with optional ``id``, ``scorer`` (``contains``,
+    ``exact``, ``numeric``, ``f1_pairs``, ``verbatim``, or ``module:function``), ``family`` and
+    ``meta``."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ConfigError(f"Cannot read the task file {path}: {exc.strerror or exc}.") from None
+    return list(_tasks_from(lines, path))
+
+
+def _tasks_from(lines: list[str], path: Path) -> Iterator[Task]:
+    from .scoring import resolve
+
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{path}, line {number}"
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{where}: not JSON ({exc.msg}).") from None
+        if not isinstance(data, dict) or "question" not in data or "answer" not in data:
+            raise ConfigError(f"{where}: a task needs at least 'question' and 'answer'.")
+        if "context" in data:
+            context = data["context"]
+        elif "context_path" in data:
+            file = path.parent / data["context_path"]
+            try:
+                context = file.read_text(encoding="utf-8")
+            except OSError as exc:
+                raise ConfigError(f"{where}: cannot read {file}: {exc.strerror or exc}.") from None
+        else:
+            raise ConfigError(f"{where}: give the task's 'context' or its 'context_path'.")
+        scorer = str(data.get("scorer", "contains"))
+        resolve(scorer)  # an unknown scorer is an error now, not after the run
+        yield Task(
+            id=str(data.get("id", f"{path.stem}-{number:04d}")),
+            family=str(data.get("family", "custom")),
+            context=context,
+            question=str(data["question"]),
+            answer=data["answer"],
+            scorer=scorer,
+            meta=dict(data.get("meta", {})),
+        )
