@@ -27,18 +27,43 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
         "The bundled 0.5B model, RLM against the plain model, test split, before any tuning on dev",
         ["--tasks", "sniah", "--lengths", "8k,32k,128k", "-n", "5", "--methods", "rlm,base"],
     ),
-    "records-0.5b": (
-        "Counting and filtering over records with the bundled 0.5B model, test split",
-        ["--tasks", "records", "--lengths", "8k,32k", "-n", "5", "--methods", "rlm,base"],
+    "sniah-0.5b": (
+        "S-NIAH, every haystack shape and kind of needle, with the bundled 0.5B model",
+        ["--tasks", "sniah", "--lengths", "4k,8k,32k,128k", "-n", "10", "--methods", "rlm,base"],
     ),
-}
+    "sniah-1m-0.5b": (
+        "S-NIAH at 2^20 tokens (about 4 million characters) with the bundled 0.5B model",
+        ["--tasks", "sniah", "--lengths", "1m", "-n", "10", "--methods", "rlm,base"],
+    ),
+    "records-0.5b": (
+        "Counting and filtering over 200 to 10,000 records with the bundled 0.5B model",
+        ["--tasks", "records", "--lengths", "4k,8k,32k,128k", "-n", "10", "--methods", "rlm,base"],
+    ),
+    "records-1.5b": (
+        "Counting and filtering over records with the bundled 1.5B model",
+        ["--tasks", "records", "--lengths", "8k,32k,128k", "-n", "10", "--methods", "rlm", "--model",
+         "qwen2.5-coder-1.5b", "--profile", "small"],
+    ),
+    "oolong-1.5b": (
+        "OOLONG trec_coarse with the bundled 1.5B model as root and sub-model",
+        ["--tasks", "oolong", "--lengths", "4k", "-n", "6", "--methods", "rlm,base", "--model",
+         "qwen2.5-coder-1.5b", "--profile", "small", "--concurrency", "1", "--timeout", "3000",
+         "--base-max-tokens", "256"],
+    ),
+    "pairs-1.5b": (
+        "OOLONG-Pairs with the bundled 1.5B model as root and sub-model",
+        ["--tasks", "pairs", "--lengths", "4k", "-n", "2", "--methods", "rlm,base", "--model",
+         "qwen2.5-coder-1.5b", "--profile", "small", "--concurrency", "1", "--timeout", "3000"],
+    ),
+}  # fmt: skip
 
 
 def run(name: str) -> int:
     what, args = SWEEPS[name]
     out = OUT / name
     started = time.perf_counter()
-    cmd = [sys.executable, "-m", "rlm_kernel.eval", "run", *args, "--split", "test", "--out", str(out), "--plot"]
+    cmd = [sys.executable, "-m", "rlm_kernel.eval", "run", *args]
+    cmd += ["--split", "test", "--out", str(out), "--plot"]
     proc = subprocess.run(cmd, text=True, capture_output=True)
     wall = time.perf_counter() - started
     print(proc.stdout)

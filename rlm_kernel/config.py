@@ -28,6 +28,7 @@ class RLMConfig:
     max_budget: float | None = None
     max_tokens: int | None = None
     max_timeout: float | None = None
+    max_reply_tokens: int | None = None  # per root turn; None: the profile's default
     system_prompt: str | None = None
     prompt_profile: str | None = None  # None: "small" for the local backend, else "default"
     protocol: Literal["answer", "final", "both"] = "both"
@@ -51,12 +52,28 @@ class RLMConfig:
         for name in ("max_iterations", "max_depth", "max_output_chars", "max_concurrency"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}.")
+        if self.max_reply_tokens is not None and self.max_reply_tokens < 16:
+            raise ConfigError(f"max_reply_tokens must be at least 16, got {self.max_reply_tokens}.")
 
     @property
     def profile(self) -> str:
         if self.prompt_profile is not None:
             return self.prompt_profile
         return "small" if self.backend == "local" else "default"
+
+    @property
+    def reply_tokens(self) -> int:
+        """The most tokens one root reply may have. Small models writing code need few; a runaway
+        reply (one sentence repeated for minutes) is stopped there."""
+        if self.max_reply_tokens is not None:
+            return self.max_reply_tokens
+        return 1024 if self.profile == "small" else 16384
+
+    @property
+    def stop(self) -> tuple[str, ...]:
+        """Stop sequences for root replies: the small profile's models stop after a code block,
+        where they otherwise go on to write more code or an invented output."""
+        return ("\n```\n",) if self.profile == "small" else ()
 
     @property
     def can_recurse(self) -> bool:

@@ -14,6 +14,7 @@ from .events import (
     RootToken,
     RunEnded,
     RunStarted,
+    RunWarning,
     StepFinished,
     StepStarted,
     SubcallFinished,
@@ -82,6 +83,8 @@ class ConsoleView:
             self._done[event.run_id] = self._done.get(event.run_id, 0) + 1
         elif isinstance(event, AnswerSet):
             self._write(f"{pad}✔ answer ({event.source}): {event.content[:200]}\n")
+        elif isinstance(event, RunWarning):
+            self._write(f"{pad}⚠ {event.text}\n")
         elif isinstance(event, RunEnded):
             if event.error:
                 self._write(f"{pad}✘ {event.error}\n")

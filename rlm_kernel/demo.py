@@ -32,10 +32,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     context, place, code = haystack(args.seed, args.chars)
     print(f"Context: {len(context):,} characters (about {len(context) // 4:,} tokens); model window: 8,192.")
+    question = f"What is the secret code for the {place}?"
+    print(f"Question: {question}")
     rlm = RLM("local", max_iterations=6)
-    result = rlm.completion(
-        context, f"What is the secret code for the {place}?", subscribers=(ConsoleView(),)
-    )
+    result = rlm.completion(context, question, subscribers=(ConsoleView(),))
     print(f"\nAnswer: {result.response}   (expected {code})")
     print(f"Usage: {result.usage}\nTrajectory: {result.log_path}")
     return 0 if result.response and code in result.response else 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .budget import Budget
@@ -21,6 +21,7 @@ from .errors import RLMError, RunCancelled
 from .events import EventBus, RootToken
 from .executors.base import ExecResult, Executor
 from .executors.local import LocalExecutor
+from .helpers import Helpers
 from .lm import make_lm
 from .lm.base import Completion, LMClient
 from .lm.replay import Recording, RecordingLM
@@ -30,7 +31,7 @@ from .subcalls import SubcallPool, Subcalls
 
 log = logging.getLogger("rlm_kernel")
 
-__all__ = ["RunTree", "RunParts", "prepare", "drive", "adrive"]
+__all__ = ["RunTree", "RunParts", "prepare", "drive", "adrive", "ask_root"]
 
 
 class RunTree:
@@ -132,7 +133,10 @@ def prepare(
         depth=config.depth,
         spawn_child=_spawner(tree, config, run_id) if config.can_recurse else None,
     )
-    scaffold = Scaffold(executor.namespace, context, None if config.profile == "no_subcalls" else subcalls)
+    helpers = Helpers(context, subcalls).bound() if config.profile == "small" else None
+    scaffold = Scaffold(
+        executor.namespace, context, None if config.profile == "no_subcalls" else subcalls, helpers
+    )
     return RunParts(run, tree, executor, scaffold, subcalls, lm)
 
 
@@ -162,6 +166,20 @@ def _token_sink(parts: RunParts, turn: int) -> Callable[[str], None]:
     return on_token
 
 
+async def ask_root(parts: RunParts, action: AskRoot) -> Completion:
+    """The root LM's reply to ``action``, streamed into RootToken events. Where the backend
+    continues a reply, the action's ``prefill`` starts it, and is part of the reply returned."""
+    on_token = _token_sink(parts, action.turn)
+    messages, prefill = action.messages, action.prefill if parts.lm.continues_reply else None
+    if prefill:
+        messages = [*messages, {"role": "assistant", "content": prefill}]
+        on_token(prefill)
+    completion = await parts.lm.complete(
+        messages, on_token=on_token, max_tokens=action.max_tokens, stop=action.stop or None
+    )
+    return replace(completion, text=prefill + completion.text) if prefill else completion
+
+
 def _after_execute(parts: RunParts, result: ExecResult) -> Action:
     restored = parts.scaffold.restore()
     return parts.run.receive_execution(
@@ -183,7 +201,7 @@ def drive(parts: RunParts) -> Finish:
         try:
             _check(parts)
             if isinstance(action, AskRoot):
-                coro = parts.lm.complete(action.messages, on_token=_token_sink(parts, action.turn))
+                coro = ask_root(parts, action)
                 action = run.receive_reply(tree.pool.run(coro, tree.budget))
             elif isinstance(action, Execute):
                 parts.subcalls.step = action.step
@@ -218,7 +236,7 @@ async def adrive(parts: RunParts, approve: Approve | None = None) -> Finish:
         try:
             _check(parts)
             if isinstance(action, AskRoot):
-                coro = parts.lm.complete(action.messages, on_token=_token_sink(parts, action.turn))
+                coro = ask_root(parts, action)
                 future = asyncio.wrap_future(tree.pool.submit(coro, bounded=False))
                 try:
                     completion: Completion = await asyncio.wait_for(future, tree.budget.time_left())

@@ -37,13 +37,14 @@ from .events import (
     RootRequest,
     RunEnded,
     RunStarted,
+    RunWarning,
     StepFinished,
     StepStarted,
 )
 from .executors.base import ExecResult
 from .lm.base import Completion, Message
 from .protocol import FinalDirective, code_blocks, find_final, resolve_final
-from .repl import truncate
+from .repl import cut_note, truncate
 from .usage import cost_of
 
 __all__ = ["RLMRun", "AskRoot", "Execute", "ResolveFinal", "Finish", "Action", "new_run_id"]
@@ -58,6 +59,9 @@ class AskRoot:
     messages: list[Message]
     turn: int
     final_turn: bool = False
+    max_tokens: int | None = None  # the longest reply this turn may have
+    stop: tuple[str, ...] = ()  # stop sequences, where the backend takes them
+    prefill: str | None = None  # the reply's start, for a backend that continues it
 
 
 @dataclass(frozen=True)
@@ -130,6 +134,8 @@ class RLMRun:
         self._chars = 0
         self._edits: list[tuple[int, str, str]] = []
         self._final_turn = False
+        self._first_code: tuple[str, str | None] | None = None  # the first reply's start and stop
+        self._seen_output = False  # whether the root has read any output of its code
 
     # -- helpers ---------------------------------------------------------------------
     def _ids(self) -> dict[str, Any]:
@@ -155,7 +161,18 @@ class RLMRun:
                 final_turn=final_turn,
             )
         )
-        return AskRoot([dict(m) for m in self.messages], self.turns, final_turn)  # type: ignore[misc]
+        return AskRoot(
+            [dict(m) for m in self.messages],  # type: ignore[misc]
+            self.turns,
+            final_turn,
+            max_tokens=self.config.reply_tokens,
+            stop=() if final_turn else self._stops(),
+            prefill=self._first_code[0] if self._first_code and self.turns == 1 and not final_turn else None,
+        )
+
+    def _stops(self) -> tuple[str, ...]:
+        closing = self._first_code[1] if self._first_code and self.turns == 1 else None
+        return (closing, *self.config.stop) if closing else self.config.stop
 
     def _next_turn(self, content: str) -> AskRoot:
         """Ask again, or, past the iteration limit, ask once for the answer in plain words."""
@@ -179,8 +196,21 @@ class RLMRun:
         )
         return Finish(response, error)
 
-    def _answer(self, content: str, source: str) -> Finish:
+    def _warn(self, code: str, text: str) -> None:
+        self.emit(RunWarning(**self._ids(), code=code, text=text))  # type: ignore[arg-type]
+
+    def _answer(
+        self, content: str, source: str, *, step_failed: bool = False, printed: bool = False
+    ) -> Finish:
         self.emit(AnswerSet(**self._ids(), content=content, source=source))  # type: ignore[arg-type]
+        if self.steps == 0:
+            self._warn("no_code", "The answer was given without running any code on the context.")
+        elif not (self._seen_output or printed):
+            self._warn("unseen", "The answer was set before the root saw any output of its code.")
+        elif step_failed:
+            self._warn("after_error", "The answer was set by a step that raised an error.")
+        if not content.strip():
+            return self._finish(content, "The answer is empty: the root finished without content.")
         return self._finish(content)
 
     @property
@@ -199,6 +229,8 @@ class RLMRun:
             system=self.config.system_prompt,
         )
         self.messages = opening[:-1]
+        if self.config.profile == "small" and self.config.system_prompt is None:
+            self._first_code = prompts.reply_start(self.context_meta, self.question)
         self._chars = sum(len(m["content"]) for m in self.messages)
         self.emit(
             RunStarted(
@@ -216,6 +248,10 @@ class RLMRun:
     def receive_reply(self, completion: Completion) -> Action:
         self._expect("asking")
         text = completion.text
+        if self._first_code and self.turns == 1 and self._first_code[1]:
+            opener, closing = self._first_code[0].rsplit("\n", 1)[-1], self._first_code[1]
+            if opener in text and closing not in text[text.rindex(opener) :]:
+                text += closing  # the stop sequence that ended the reply closes the call it began
         self.iterations += 1
         self.messages.append({"role": "assistant", "content": text})
         self.emit(
@@ -236,6 +272,18 @@ class RLMRun:
                 ),
             )
         )
+        notes = []  # about the reply itself, for the next turn
+        finish = completion.extra.get("finish_reason") or completion.extra.get("stop_reason")
+        if finish == "repetition":
+            self._warn("repetition", f"Root reply {self.turns} repeated itself and was stopped.")
+            notes.append(
+                f"Your last reply kept repeating itself, so it was stopped after {len(text):,} characters."
+            )
+        elif finish in ("length", "max_tokens"):
+            self._warn("reply_cut", f"Root reply {self.turns} reached the limit of tokens per reply.")
+            notes.append(
+                "Your last reply reached the limit of tokens per reply and was cut: write shorter replies."
+            )
         directive = find_final(text) if self._text_final else None
         if self._final_turn:
             if directive is not None and directive.kind == "FINAL_VAR":
@@ -245,8 +293,8 @@ class RLMRun:
             return self._last_word(resolve_final(directive, {})[0] if directive else None, text)
         blocks = code_blocks(text)
         if not blocks and directive is None:
-            return self._next_turn(prompts.NO_CODE_NUDGE)
-        self._pending = _Pending(blocks, directive)
+            return self._next_turn("\n\n".join([*notes, prompts.NO_CODE_NUDGE]))
+        self._pending = _Pending(blocks, directive, notes=notes)
         return self._advance()
 
     def _advance(self) -> Action:
@@ -271,6 +319,7 @@ class RLMRun:
         pending = self._pending
         assert pending is not None
         self._pending = None
+        self._seen_output = self._seen_output or any(text.strip() for _, text in pending.outputs)
         text = prompts.observation(
             pending.outputs,
             human_steps=self._human_steps,
@@ -289,7 +338,8 @@ class RLMRun:
         self._expect("executing")
         pending = self._pending
         assert pending is not None
-        shown, cut = truncate(result.text(), self.config.max_output_chars)
+        full = result.text()
+        shown, cut = truncate(full, self.config.max_output_chars)
         self.emit(
             StepFinished(
                 **self._ids(),
@@ -302,7 +352,11 @@ class RLMRun:
             )
         )
         if answer_ready:
-            return self._answer(answer, "answer")
+            return self._answer(
+                answer, "answer", step_failed=result.error is not None, printed=bool(full.strip())
+            )
+        if cut:
+            pending.notes.append(cut_note(full, cut, self.question, small=self.config.profile == "small"))
         if restored:
             pending.notes.append(
                 f"Reserved names were put back after your code replaced them: {', '.join(restored)}."

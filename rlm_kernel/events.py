@@ -28,6 +28,7 @@ __all__ = [
     "AnswerSet",
     "HumanEdit",
     "Hint",
+    "RunWarning",
     "RunEnded",
     "EventBus",
     "event_from_dict",
@@ -165,6 +166,16 @@ class Hint(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class RunWarning(Event):
+    """Something a reader of the result should know that did not stop the run: an answer given
+    without running code, an answer set by a step that raised, a reply stopped in a loop."""
+
+    kind: ClassVar[str] = "warning"
+    code: Literal["no_code", "unseen", "after_error", "repetition", "reply_cut"]
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunEnded(Event):
     kind: ClassVar[str] = "run_ended"
     response: str | None
@@ -187,6 +198,7 @@ _KINDS: dict[str, type[Event]] = {
         AnswerSet,
         HumanEdit,
         Hint,
+        RunWarning,
         RunEnded,
     )
 }

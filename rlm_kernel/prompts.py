@@ -14,10 +14,12 @@ cache them as a prefix.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .lm.base import Message
+from .worked import example_turns, reply_start, shape_of
 
 __all__ = [
     "context_metadata",
@@ -27,6 +29,7 @@ __all__ = [
     "observation",
     "NO_CODE_NUDGE",
     "final_turn",
+    "reply_start",
 ]
 
 PREVIEW_CHARS = 200
@@ -40,19 +43,35 @@ def _length(obj: Any) -> int | None:
         return None
 
 
+def _preview(context: Any) -> str:
+    """The start of the context's repr, built from its first items only (a 100 MB list is not
+    turned into a 100 MB string for 200 characters)."""
+    if isinstance(context, Mapping):
+        head: Any = dict(itertools.islice(context.items(), 5))
+        more = len(context) > 5
+    elif isinstance(context, Sequence) and not isinstance(context, (str, bytes, bytearray)):
+        head, more = list(context[:5]), len(context) > 5
+    else:
+        return repr(context)[:PREVIEW_CHARS]
+    text = repr(head)
+    if more:
+        text = text[:-1] + ", ...]" if text.endswith("]") else text[:-1] + ", ...}"
+    return text[:PREVIEW_CHARS]
+
+
 def context_metadata(context: Any) -> dict[str, Any]:
-    """Type, size, item sizes and a short preview: all the root ever learns of the context up front."""
-    meta: dict[str, Any] = {"type": type(context).__name__}
+    """Type, size, item sizes, shape and a short preview: all the root learns of the context up front."""
+    meta: dict[str, Any] = {"type": type(context).__name__, "shape": shape_of(context)}
     if isinstance(context, str):
         meta["length"] = len(context)
         meta["lines"] = context.count("\n") + 1
         meta["preview"] = context[:PREVIEW_CHARS]
         return meta
     if isinstance(context, Mapping):
-        keys = list(context.keys())
-        meta["items"] = len(keys)
-        meta["keys"] = [str(k)[:60] for k in keys[:ITEM_LENGTHS_SHOWN]]
-        meta["item_lengths"] = [_length(context[k]) for k in keys[:ITEM_LENGTHS_SHOWN]]
+        keys = list(itertools.islice(context.keys(), ITEM_LENGTHS_SHOWN))
+        meta["items"] = len(context)
+        meta["keys"] = [str(k)[:60] for k in keys]
+        meta["item_lengths"] = [_length(context[k]) for k in keys]
     elif isinstance(context, Sequence) and not isinstance(context, (bytes, bytearray)):
         meta["items"] = len(context)
         meta["item_lengths"] = [_length(item) for item in context[:ITEM_LENGTHS_SHOWN]]
@@ -61,7 +80,7 @@ def context_metadata(context: Any) -> dict[str, Any]:
         length = _length(context)
         if length is not None:
             meta["length"] = length
-    meta["preview"] = repr(context)[:PREVIEW_CHARS]
+    meta["preview"] = _preview(context)
     return meta
 
 
@@ -120,28 +139,11 @@ _CHILD = """\
 You are working on one sub-task for another model; answer it directly and briefly."""
 
 _SMALL_SYSTEM = """\
-You answer questions about a long text stored in the Python variable `context`. \
-You cannot read it directly. Reply with Python code in a ```repl block to search \
-it; you will see what the code prints. When you know the answer, reply with code \
-that sets answer["content"] and answer["ready"] = True."""
-
-_SMALL_EXAMPLE: list[Message] = [
-    {
-        "role": "user",
-        "content": "The variable `context` holds: type str, 48,213 characters, 912 lines.\n\n"
-        "Question: What is the access code for the archive room?",
-    },
-    {
-        "role": "assistant",
-        "content": '```repl\nfor line in context.split("\\n"):\n'
-        '    if "archive" in line.lower():\n        print(line)\n```',
-    },
-    {"role": "user", "content": "Output:\nThe access code for the archive room is 5170.\n"},
-    {
-        "role": "assistant",
-        "content": '```repl\nanswer["content"] = "5170"\nanswer["ready"] = True\n```',
-    },
-]
+You answer questions about data stored in the Python variable `context`. You cannot read it \
+directly. Reply with Python code in a ```repl block; you will see what it prints. \
+`search("words")` prints the passages of `context` that hold those words. `table()` returns \
+its rows as a list of dicts. `classify(items, labels)` labels each item by its meaning. When you \
+know the answer, reply with code that sets answer["content"] and answer["ready"] = True."""
 
 
 def system_prompt(
@@ -173,7 +175,7 @@ def opening_messages(
         {"role": "system", "content": system or system_prompt(profile, protocol=protocol, depth=depth)}
     ]
     if profile == "small":
-        messages.extend(dict(m) for m in _SMALL_EXAMPLE)  # type: ignore[misc]
+        messages.extend(example_turns(context_meta, question))
     messages[-1]["cache"] = True
     task = question or "Answer the request contained in the context."
     messages.append({"role": "user", "content": f"{describe_context(context_meta)}\n\nQuestion: {task}"})

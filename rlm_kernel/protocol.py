@@ -1,6 +1,7 @@
 """Reading the root LM's replies: code blocks and the paper's ``FINAL`` / ``FINAL_VAR`` text.
 
-Code runs from ```` ```repl ```` and ```` ```python ```` fences, every block in order.
+Code runs from ```` ```repl ```` and ```` ```python ```` fences, every block in order. A last
+fence left open (a reply cut by a stop sequence or by its token limit) runs to the reply's end.
 A ``FINAL(...)`` or ``FINAL_VAR(...)`` line outside the code blocks ends the run
 (when the protocol allows it), after the reply's code has run without error.
 """
@@ -15,19 +16,23 @@ from typing import Any, Literal
 __all__ = ["code_blocks", "FinalDirective", "find_final", "resolve_final", "strip_code"]
 
 _FENCE = re.compile(r"^[ \t]*```[ \t]*(repl|python|py|python3)[ \t]*\n(.*?)^[ \t]*```", re.S | re.M | re.I)
+_OPEN = re.compile(r"^[ \t]*```[ \t]*(repl|python|py|python3)[ \t]*\n(.*)\Z", re.S | re.M | re.I)
 _FINAL_VAR = re.compile(r"^[ \t>*]*FINAL_VAR\((.*?)\)", re.M | re.S)
 _FINAL = re.compile(r"^[ \t>*]*FINAL\((.*)\)", re.M | re.S)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def code_blocks(text: str) -> list[str]:
-    """The code of each runnable fenced block, in order."""
-    return [m.group(2).rstrip() + "\n" for m in _FENCE.finditer(text) if m.group(2).strip()]
+    """The code of each runnable fenced block, in order, with a last one left open."""
+    blocks = [m.group(2) for m in _FENCE.finditer(text)]
+    if m := _OPEN.search(_FENCE.sub("", text)):
+        blocks.append(m.group(2))
+    return [b.rstrip() + "\n" for b in blocks if b.strip()]
 
 
 def strip_code(text: str) -> str:
     """The reply without its runnable code blocks (so FINAL inside code is not read as text)."""
-    return _FENCE.sub("", text)
+    return _OPEN.sub("", _FENCE.sub("", text))
 
 
 @dataclass(frozen=True)

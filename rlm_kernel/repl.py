@@ -12,12 +12,12 @@ import linecache
 import re
 import traceback
 import types
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any, Protocol
 
 from .protocol import FinalDirective, resolve_final
 
-__all__ = ["RESERVED", "SubcallAPI", "Scaffold", "truncate", "compact_traceback", "step_filename"]
+__all__ = ["RESERVED", "SubcallAPI", "Scaffold", "truncate", "cut_note", "compact_traceback", "step_filename"]
 
 RESERVED = (
     "context",
@@ -45,11 +45,15 @@ class Scaffold:
     """Binds the run's names into ``namespace`` and reads the answer back out of it."""
 
     def __init__(
-        self, namespace: MutableMapping[str, Any], context: Any, subcalls: SubcallAPI | None
+        self,
+        namespace: MutableMapping[str, Any],
+        context: Any,
+        subcalls: SubcallAPI | None,
+        helpers: Mapping[str, Callable[..., Any]] | None = None,
     ) -> None:
         self.namespace = namespace
         self.answer: dict[str, Any] = {"content": "", "ready": False}
-        self._saved = {name: namespace.get(name, _MISSING) for name in RESERVED}
+        self._saved = {name: namespace.get(name, _MISSING) for name in (*RESERVED, *(helpers or {}))}
         self._names: dict[str, Any] = {
             "context": context,
             "answer": self.answer,
@@ -64,6 +68,7 @@ class Scaffold:
                 rlm_query=subcalls.rlm_query,
                 rlm_query_batched=subcalls.rlm_query_batched,
             )
+        self._names.update(helpers or {})  # reserved like the others while the run lasts
         namespace.update(self._names)
 
     # -- functions the code calls ------------------------------------------------
@@ -142,6 +147,28 @@ def truncate(text: str, limit: int) -> tuple[str, int]:
     tail = limit - head
     marker = f"\n... [{cut:,} characters cut] ...\n"
     return text[:head] + marker + text[len(text) - tail :], cut
+
+
+def cut_note(full: str, cut: int, question: str | None, *, small: bool = False) -> str:
+    """What the root is told when a step's output was cut (by :func:`truncate`): how much, where
+    the question's words were in the part it did not see, and what to print instead."""
+    from .helpers import terms_of
+
+    start = (len(full) - cut) * 2 // 3  # where truncate's cut begins
+    end = start + cut
+    hidden = full[start:end].lower()
+    found = []
+    for term in terms_of(question or "")[:6]:
+        at = hidden.find(term)
+        if at != -1:
+            found.append(f"{term!r} at character {start + at:,}")
+    where = f" The part not shown holds {', '.join(found[:3])} of the output." if found else ""
+    advice = (
+        'Print a window around what you look for instead: search("words"), or text[i - 150:i + 150].'
+        if small
+        else "Print slices or summaries instead of everything."
+    )
+    return f"Your output was cut: {cut:,} of its {len(full):,} characters were not shown.{where} {advice}"
 
 
 _RUN_TAG = re.compile(r"<rlm-step-(\d+)-[0-9a-f]+>")

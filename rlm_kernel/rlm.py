@@ -12,7 +12,7 @@ from typing import Any
 from .config import RLMConfig
 from .driver import Approve, RunParts, RunTree, adrive, drive, prepare
 from .engine import Finish, new_run_id
-from .events import Event, EventBus, RootToken
+from .events import Event, EventBus, RootToken, RunWarning
 from .executors.base import Executor
 from .executors.local import LocalExecutor
 from .lm import make_lm
@@ -36,6 +36,7 @@ class RLMResult:
     execution_time: float
     run_id: str
     restored_names: list[str] = field(default_factory=list)  # the caller's own values put back
+    warnings: list[str] = field(default_factory=list)  # what a reader should know: see RunWarning
 
     def __str__(self) -> str:
         return self.response if self.response is not None else f"(no answer: {self.error})"
@@ -66,6 +67,7 @@ class RLM:
         max_budget: float | None = None,
         max_tokens: int | None = None,
         max_timeout: float | None = None,
+        max_reply_tokens: int | None = None,
         system_prompt: str | None = None,
         prompt_profile: str | None = None,
         protocol: str = "both",
@@ -84,6 +86,7 @@ class RLM:
             max_budget=max_budget,
             max_tokens=max_tokens,
             max_timeout=max_timeout,
+            max_reply_tokens=max_reply_tokens,
             system_prompt=system_prompt,
             prompt_profile=prompt_profile,
             protocol=protocol,  # type: ignore[arg-type]
@@ -212,4 +215,5 @@ class OpenRun:
             execution_time=time.perf_counter() - self.started,
             run_id=self.parts.run.run_id,
             restored_names=restored,
+            warnings=[e.text for e in self.events if isinstance(e, RunWarning) and e.depth == 0],
         )

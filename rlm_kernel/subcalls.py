@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from .budget import Budget
 from .errors import RLMError, RunCancelled
 from .events import Event, SubcallFinished, SubcallStarted
-from .lm.base import LMClient, estimate_tokens
+from .lm.base import LMClient, Message, estimate_tokens
 from .usage import cost_of
 
 __all__ = ["SubcallPool", "Subcalls", "ERROR_PREFIX"]
@@ -153,8 +153,14 @@ class Subcalls:
     def _ids(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "parent_id": self.parent_id, "depth": self.depth}
 
-    async def _call(self, prompt: Any, lm: LMClient, batch_id: str | None, batch_size: int) -> str:
-        text = prompt if isinstance(prompt, str) else str(prompt)
+    async def _call(
+        self, prompt: Any, lm: LMClient, batch_id: str | None, batch_size: int, max_tokens: int | None = None
+    ) -> str:
+        """One sub-call. ``prompt`` is the text of one user turn, or (for helpers) whole messages."""
+        messages: list[Message] = (
+            list(prompt) if isinstance(prompt, list) else [{"role": "user", "content": str(prompt)}]
+        )
+        text = "\n".join(m["content"] for m in messages)
         call_id = f"c{next(_ids)}"
         step = self.step
         self.emit(
@@ -163,7 +169,7 @@ class Subcalls:
                 call_id=call_id,
                 step=step,
                 model=lm.model_name,
-                prompt_preview=text[:200],
+                prompt_preview=messages[-1]["content"][:200],
                 prompt_chars=len(text),
                 batch_id=batch_id,
                 batch_size=batch_size,
@@ -179,7 +185,7 @@ class Subcalls:
                     f"prompt of about {need:,} tokens does not fit {lm.model_name}'s window of {window:,} "
                     f"tokens; split it into smaller pieces"
                 )
-            completion = await lm.complete([{"role": "user", "content": text}])
+            completion = await lm.complete(messages, max_tokens=max_tokens)
         except asyncio.CancelledError:
             self.emit(
                 SubcallFinished(
@@ -241,6 +247,15 @@ class Subcalls:
         lm = self.lm_for(model)
         batch_id = f"b{next(_ids)}"
         return self._gather([self.pool.submit(self._call(p, lm, batch_id, len(prompts))) for p in prompts])
+
+    def ask_batched(self, conversations: Sequence[list[Message]], max_tokens: int | None = None) -> list[str]:
+        """For helpers: many conversations (few-shot turns and all) at once; replies in order."""
+        lm = self.lm_for(None)
+        batch_id = f"b{next(_ids)}"
+        size = len(conversations)
+        return self._gather(
+            [self.pool.submit(self._call(c, lm, batch_id, size, max_tokens)) for c in conversations]
+        )
 
     def rlm_query(self, prompt: str, context: Any = None) -> str:
         """Hand a sub-task to a child run with its own REPL (a plain llm_query at max depth)."""

@@ -88,7 +88,7 @@ export interface CellSpec<M> {
  */
 export function answerCell(msg: RunFinishedMsg): CellSpec<AnswerCellMeta> {
   const usage = msg.usage ? `\n\n<small>${markdownText(msg.usage)}</small>` : '';
-  if (msg.answer !== null) {
+  if (msg.answer !== null && msg.answer.trim() !== '') {
     const answer = msg.answer_markdown ?? markdownText(msg.answer);
     return {
       source: `**RLM answer**\n\n${answer}${usage}`,

@@ -118,9 +118,13 @@ export class RunsPanel extends Widget {
       .filter(Boolean)
       .join(' · ');
     section.appendChild(el('div', 'rlm-run-meta', meta));
-    const totals = el('div', 'rlm-run-totals', formatTally(run.totals));
+    const writing = run.writing > 0 ? ` · root LM writing: ${formatTokens(run.writing)} tokens` : '';
+    const totals = el('div', 'rlm-run-totals', formatTally(run.totals) + writing);
     totals.title = `root LM: ${formatTally(run.root)}${run.usage ? `\nkernel: ${run.usage}` : ''}`;
     section.appendChild(totals);
+    for (const warning of run.warnings) {
+      section.appendChild(el('div', 'rlm-run-warning', `⚠ ${warning}`));
+    }
 
     const steps = el('ol', 'rlm-steps');
     for (const step of run.steps) {

@@ -120,6 +120,13 @@ export interface HintEvent extends EventBase {
   text: string;
 }
 
+/** Something a reader of the result should know that did not stop the run. */
+export interface WarningEvent extends EventBase {
+  kind: 'warning';
+  code: 'no_code' | 'after_error' | 'repetition' | 'reply_cut';
+  text: string;
+}
+
 export interface RunEndedEvent extends EventBase {
   kind: 'run_ended';
   response: string | null;
@@ -139,6 +146,7 @@ export type RLMEvent =
   | AnswerSetEvent
   | HumanEditEvent
   | HintEvent
+  | WarningEvent
   | RunEndedEvent;
 
 export type EventKind = RLMEvent['kind'];
@@ -194,6 +202,14 @@ export interface EventsMsg {
   events: RLMEvent[];
 }
 
+/** The root LM is writing its reply: how many pieces (about tokens) have come so far. */
+export interface RootProgressMsg {
+  type: 'root_progress';
+  run_id: string;
+  turn: number;
+  tokens: number;
+}
+
 export interface RunFinishedMsg {
   type: 'run_finished';
   run_id: string;
@@ -212,6 +228,7 @@ export type KernelMsg =
   | StepExecutedMsg
   | RunStateMsg
   | EventsMsg
+  | RootProgressMsg
   | RunFinishedMsg;
 
 // -- front end → kernel -----------------------------------------------------------------------
@@ -312,6 +329,7 @@ const EVENT_FIELDS: { [K in EventKind]: Record<string, (v: unknown) => boolean> 
   answer_set: { content: str },
   human_edit: { step: num },
   hint: { text: str },
+  warning: { code: str, text: str },
   run_ended: { response: strOrNull, error: strOrNull, elapsed_s: num }
 };
 const EVENT_BASE: Record<string, (v: unknown) => boolean> = {
@@ -330,6 +348,7 @@ const REQUIRED: { [K in KernelMsg['type']]: (d: Json) => boolean } = {
   step_executed: d => str(d.run_id) && num(d.step),
   run_state: d => str(d.run_id) && isMode(d.mode) && typeof d.paused === 'boolean',
   events: d => str(d.run_id) && Array.isArray(d.events),
+  root_progress: d => str(d.run_id) && num(d.turn) && num(d.tokens),
   run_finished: d => str(d.run_id) && strOrNull(d.answer ?? null) && strOrNull(d.error ?? null)
 };
 

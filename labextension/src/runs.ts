@@ -95,6 +95,10 @@ export interface RunView {
   /** Everything: root replies at any depth and `llm` sub-calls. */
   totals: Tally;
   hints: string[];
+  /** What a reader of the result should know (an answer given without code, a looping reply). */
+  warnings: string[];
+  /** Pieces (about tokens) of the root reply being written, while one is; else 0. */
+  writing: number;
   /** From a saved notebook's trajectory rather than a live kernel. */
   saved: boolean;
   startedTs: number | null;
@@ -308,6 +312,9 @@ export class RunLog {
           this.fold(event);
         }
         break;
+      case 'root_progress':
+        this.run(msg.run_id).writing = msg.tokens;
+        break;
       case 'run_finished':
         this.finished(msg);
         break;
@@ -393,7 +400,9 @@ export class RunLog {
   }
 
   private end(run: RunView, answer: string | null, error: string | null): void {
-    run.status = answer !== null ? 'done' : cancelledError(error) ? 'stopped' : 'error';
+    const answered = answer !== null && answer.trim() !== ''; // an empty answer is no answer (the kernel says why)
+    run.status = answered ? 'done' : cancelledError(error) ? 'stopped' : 'error';
+    run.writing = 0;
     run.paused = false;
     run.waitingFor = null;
     for (const step of run.steps) {
@@ -428,6 +437,9 @@ export class RunLog {
         }
         break;
       case 'root_reply': {
+        if (!child) {
+          run.writing = 0;
+        }
         const call = this.newCall({
           callId: `${event.run_id}:turn${event.turn}`,
           kind: 'root',
@@ -491,6 +503,11 @@ export class RunLog {
       case 'hint':
         if (!child) {
           run.hints.push(event.text);
+        }
+        break;
+      case 'warning':
+        if (!child) {
+          run.warnings.push(event.text);
         }
         break;
       case 'run_ended':
@@ -621,6 +638,8 @@ export class RunLog {
         root: emptyTally(),
         totals: emptyTally(),
         hints: [],
+        warnings: [],
+        writing: 0,
         saved: false,
         startedTs: null,
         elapsedS: null

@@ -51,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--max-iterations", type=int, default=12)
     r.add_argument("--max-depth", type=int, default=1)
     r.add_argument("--timeout", type=float, default=900, help="seconds for one rollout")
+    r.add_argument("--base-max-tokens", type=int, default=2048, help="the longest answer of the base method")
     r.add_argument("--runner", choices=["local", "ray"], default="local")
     r.add_argument("--concurrency", type=int, default=2, help="rollouts at once (local runner)")
     r.add_argument("--workers", type=int, default=2, help="Ray actors")
@@ -91,6 +92,7 @@ def _run(args: argparse.Namespace) -> int:
         max_iterations=args.max_iterations,
         max_depth=args.max_depth,
         timeout=args.timeout,
+        base_max_tokens=args.base_max_tokens,
     )
     coro = arun(
         args.tasks,

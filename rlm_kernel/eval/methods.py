@@ -134,7 +134,7 @@ async def _rlm(task: Task, settings: Settings, log_dir: Path | None, *, subcalls
         cost=usage.total.cost,
         iterations=result.iterations,
         trajectory=str(result.log_path) if result.log_path else None,
-        warnings=list(getattr(result, "warnings", []) or []),
+        warnings=list(result.warnings),
     )
 
 
@@ -142,7 +142,11 @@ async def _base(task: Task, settings: Settings, log_dir: Path | None) -> Outcome
     from ..lm import make_lm
     from ..usage import cost_of
 
-    lm = make_lm(settings.backend, settings.root_kwargs())
+    kwargs = settings.root_kwargs()
+    if settings.timeout is not None:  # one try, as long as the rollout may take: a slow model reads long
+        kwargs.setdefault("timeout", settings.timeout)
+        kwargs.setdefault("max_retries", 0)
+    lm = make_lm(settings.backend, kwargs)
     prompt = f"{as_text(task.context)}\n\n{task.question}"
     try:
         coro = lm.complete([{"role": "user", "content": prompt}], max_tokens=settings.base_max_tokens)

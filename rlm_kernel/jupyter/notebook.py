@@ -16,6 +16,7 @@ import threading
 import time
 from typing import Any
 
+from ..driver import ask_root
 from ..engine import Action, AskRoot, Execute, Finish, ResolveFinal
 from ..errors import RLMError, RunCancelled
 from ..events import Event, RootToken
@@ -166,6 +167,7 @@ class NotebookRun:
         self._events: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._flush_scheduled = False
+        self._writing_sent = 0
         self._final = False
         self._root_future: concurrent.futures.Future[Completion] | None = None
         self.open = job.rlm.open(
@@ -207,6 +209,10 @@ class NotebookRun:
             events, self._events = self._events, []
             if events:
                 self.mode.send("events", run_id=self.run_id, events=events)
+            writing = self.state.streamed_tokens
+            if writing and writing != self._writing_sent:  # the root's reply as it is written
+                self.mode.send("root_progress", run_id=self.run_id, turn=self.run.turns, tokens=writing)
+            self._writing_sent = writing
             if not self._final:  # the final view, with the trajectory in its metadata, is _finish's
                 self._display.update(HTML(render_run(self.state)))
 
@@ -265,12 +271,7 @@ class NotebookRun:
             self._finish(action)
 
     def _ask(self, action: AskRoot) -> None:
-        run, tree = self.run, self.parts.tree
-
-        def on_token(text: str) -> None:
-            tree.bus.emit(RootToken(run_id=run.run_id, depth=0, turn=action.turn, text=text))
-
-        future = tree.pool.submit(self.parts.lm.complete(action.messages, on_token=on_token), bounded=False)
+        future = self.parts.tree.pool.submit(ask_root(self.parts, action), bounded=False)
         self._root_future = future
         future.add_done_callback(lambda f: self.loop.call_soon_threadsafe(self._replied, f))
 

@@ -91,10 +91,19 @@ def _header(state: RunState) -> str:
         models += f" (sub-calls: {safe.text(state.sub_model)})"
     cached = f" · {total.cached_tokens:,} cached" if total.cached_tokens else ""
     cost = "cost unknown" if total.cost is None else f"${total.cost:.4f}"
+    writing = (
+        f" · root LM writing: {state.streamed_tokens:,} token(s)"
+        if state.streamed_tokens and not state.ended
+        else ""
+    )
+    warnings = "".join(
+        f'<div style="color:var(--jp-warn-color1, #e65100)">⚠ {safe.text(w)}</div>' for w in state.warnings
+    )
     return (
         f"<div><b>RLM</b> · {models} · {status}</div>"
         f'<div style="color:{_MUTED}">{total.calls} LM call(s) · {total.input_tokens:,} in / '
-        f"{total.output_tokens:,} out tokens{cached} · {cost} · {state.elapsed_s:.1f} s</div>"
+        f"{total.output_tokens:,} out tokens{cached} · {cost} · {state.elapsed_s:.1f} s{writing}</div>"
+        f"{warnings}"
     )
 
 

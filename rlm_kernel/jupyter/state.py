@@ -17,6 +17,7 @@ from ..events import (
     RootToken,
     RunEnded,
     RunStarted,
+    RunWarning,
     StepFinished,
     StepStarted,
     SubcallFinished,
@@ -76,6 +77,8 @@ class RunState:
         self.question: str | None = None
         self.steps: dict[int, StepView] = {}
         self.streaming = ""  # root text of the turn in progress
+        self.streamed_tokens = 0  # its pieces so far (a streamed piece is about a token)
+        self.warnings: list[str] = []
         self.last_reply = ""
         self.answer: str | None = None
         self.error: str | None = None
@@ -110,10 +113,13 @@ class RunState:
                     self._child_step[event.run_id] = parent_step
         elif isinstance(event, RootToken) and top:
             self.streaming += event.text
+            self.streamed_tokens += 1
+        elif isinstance(event, RunWarning) and top:
+            self.warnings.append(event.text)
         elif isinstance(event, RootReply):
             self.usage.add(event)
             if top:
-                self.streaming, self.last_reply = "", event.text
+                self.streaming, self.last_reply, self.streamed_tokens = "", event.text, 0
             elif (view := self._step_of(event, None)) is not None:
                 row = CallRow(
                     f"{event.run_id}:{event.turn}",

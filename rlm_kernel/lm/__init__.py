@@ -61,4 +61,5 @@ def _local(name: str | None, kw: dict[str, Any]) -> LMClient:
     name = name or path.stem
     set_price(name, 0.0, 0.0, 0.0)  # a local model costs nothing per token
     kw.setdefault("temperature", 0.0)
+    kw.setdefault("continues_reply", True)  # llama.cpp continues a trailing assistant message
     return OpenAILM(name, base_url=server.base_url, api_key="local", context_window=n_ctx, **kw)

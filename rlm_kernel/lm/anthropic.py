@@ -7,10 +7,19 @@ its prompt cache on the next call. Retries and timeouts are the SDK's own.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rlm_kernel.errors import ProviderError
-from rlm_kernel.lm.base import Completion, Message, TokenCallback, now, shared_ssl_context
+from rlm_kernel.lm.base import (
+    Completion,
+    Message,
+    RepetitionGuard,
+    TokenCallback,
+    estimate_tokens,
+    now,
+    shared_ssl_context,
+)
 from rlm_kernel.lm.sdk import SDKBackend
 
 if TYPE_CHECKING:
@@ -76,13 +85,17 @@ class AnthropicLM(SDKBackend):
 
         return anthropic.AsyncAnthropic(**kwargs)
 
-    def _request(self, messages: list[Message], max_tokens: int | None) -> dict[str, Any]:
+    def _request(
+        self, messages: list[Message], max_tokens: int | None, stop: Sequence[str] | None = None
+    ) -> dict[str, Any]:
         system, turns = to_anthropic(messages)
         request: dict[str, Any] = {
             "model": self.model_name,
             "max_tokens": max_tokens if max_tokens is not None else self.max_tokens_default,
             "messages": turns,
         }
+        if stop:
+            request["stop_sequences"] = list(stop)
         if system:
             request["system"] = system
         # anthropic 2.x's create() and stream() have no `temperature` argument; the API still takes it.
@@ -99,25 +112,44 @@ class AnthropicLM(SDKBackend):
         *,
         on_token: TokenCallback | None = None,
         max_tokens: int | None = None,
+        stop: Sequence[str] | None = None,
     ) -> Completion:
-        """Send one Messages request; stream it when ``on_token`` wants the text as it comes."""
+        """Send one Messages request; stream it when ``on_token`` wants the text as it comes, and stop
+        reading a stream that has fallen into a loop (``stop_reason`` ``repetition``)."""
         import anthropic
 
         client = self._sdk()
-        request = self._request(messages, max_tokens)
+        request = self._request(messages, max_tokens, stop)
         started = now()
+        looped: list[str] | None = None
+        message: Any = None
         try:
             if on_token is None:
                 message = await client.messages.create(**request)
             else:
+                guard = RepetitionGuard()
                 async with client.messages.stream(**request) as stream:
+                    parts: list[str] = []
                     async for delta in stream.text_stream:
                         on_token(delta)
-                    message = await stream.get_final_message()
+                        parts.append(delta)
+                        if guard.feed(delta):
+                            looped = parts
+                            break
+                    message = None if looped is not None else await stream.get_final_message()
         except anthropic.APIStatusError as e:
             raise ProviderError(PROVIDER, _status_message(e), e.status_code) from e
         except anthropic.APIError as e:  # connection refused, timeout, a body that is not a message
             raise ProviderError(PROVIDER, str(e)) from e
+        if message is None:  # left a looping stream before its usage came: an estimate
+            return Completion(
+                text="".join(looped or []),
+                model=self.model_name,
+                input_tokens=sum(estimate_tokens(m["content"]) for m in messages),
+                output_tokens=len(looped or []),
+                latency_s=now() - started,
+                extra={"stop_reason": "repetition", "response_model": self.model_name},
+            )
         usage = message.usage
         cache_read = usage.cache_read_input_tokens or 0
         cache_write = usage.cache_creation_input_tokens or 0

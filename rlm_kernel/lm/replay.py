@@ -13,6 +13,7 @@ import json
 import os
 import threading
 from collections import defaultdict, deque
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import ConfigError, ReplayMismatch
@@ -35,12 +36,15 @@ class Recording:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
 
-    def append(self, key: str, completion: Completion) -> None:
+    def append(self, key: str, completion: Completion, *, continues_reply: bool = False) -> None:
         price = price_for(completion.model)
+        finish = completion.extra.get("finish_reason") or completion.extra.get("stop_reason")
         entry = {
             "key": key,
             "model": completion.model,
             "text": completion.text,
+            "finish_reason": finish,
+            "continues_reply": continues_reply,
             "input_tokens": completion.input_tokens,
             "output_tokens": completion.output_tokens,
             "cached_tokens": completion.cached_tokens,
@@ -58,12 +62,18 @@ class RecordingLM:
         self.recording = recording
         self.model_name = inner.model_name
         self.context_window = inner.context_window
+        self.continues_reply = inner.continues_reply
 
     async def complete(
-        self, messages: list[Message], *, on_token: TokenCallback | None = None, max_tokens: int | None = None
+        self,
+        messages: list[Message],
+        *,
+        on_token: TokenCallback | None = None,
+        max_tokens: int | None = None,
+        stop: Sequence[str] | None = None,
     ) -> Completion:
-        completion = await self.inner.complete(messages, on_token=on_token, max_tokens=max_tokens)
-        self.recording.append(request_key(messages), completion)
+        completion = await self.inner.complete(messages, on_token=on_token, max_tokens=max_tokens, stop=stop)
+        self.recording.append(request_key(messages), completion, continues_reply=self.continues_reply)
         return completion
 
     async def aclose(self) -> None:
@@ -81,12 +91,14 @@ class ReplayLM:
             raise ConfigError(f"No recording at {self.path}: record one with RLM(..., record='{self.path}').")
         self._replies: dict[str, deque[dict]] = defaultdict(deque)
         first_model = None
+        self.continues_reply = False  # as the recorded backend did, so that requests match
         with self.path.open(encoding="utf-8") as f:
             for line in f:
                 if line.strip():
                     entry = json.loads(line)
                     self._replies[entry["key"]].append(entry)
                     first_model = first_model or entry.get("model")
+                    self.continues_reply = self.continues_reply or bool(entry.get("continues_reply"))
                     if entry.get("price") and entry.get("model") and price_for(entry["model"]) is None:
                         set_price(entry["model"], *entry["price"])  # replayed costs match the recorded run
         self.model_name = model_name or first_model or "replay"
@@ -95,7 +107,12 @@ class ReplayLM:
         self._lock = threading.Lock()
 
     async def complete(
-        self, messages: list[Message], *, on_token: TokenCallback | None = None, max_tokens: int | None = None
+        self,
+        messages: list[Message],
+        *,
+        on_token: TokenCallback | None = None,
+        max_tokens: int | None = None,
+        stop: Sequence[str] | None = None,
     ) -> Completion:
         key = request_key(messages)
         with self._lock:
@@ -117,6 +134,7 @@ class ReplayLM:
             input_tokens=entry.get("input_tokens", 0),
             output_tokens=entry.get("output_tokens", 0),
             cached_tokens=entry.get("cached_tokens", 0),
+            extra={"finish_reason": entry.get("finish_reason")},
         )
 
     async def aclose(self) -> None:

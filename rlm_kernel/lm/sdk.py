@@ -43,9 +43,13 @@ class SDKBackend(abc.ABC):
         context_window: int | None = None,
         temperature: float | None = None,
         extra_body: dict | None = None,
+        continues_reply: bool = False,
         **client_kwargs: Any,
     ) -> None:
         self.model_name = model_name
+        # Whether the server continues a trailing assistant message (llama.cpp does), so that a
+        # reply can be started for the model.
+        self.continues_reply = continues_reply
         self.base_url = base_url or os.environ.get(self.base_url_var) or None
         key = api_key or os.environ.get(self.key_var)
         if not key:

@@ -342,3 +342,62 @@ def test_async_and_sync_runs_behave_alike(scripted_server):
     assert sync.response == async_.response == "aa bb"
     assert [e.kind for e in sync.trajectory] == [e.kind for e in async_.trajectory]
     assert sync.usage.total.calls == async_.usage.total.calls == 4
+
+
+# -- limits, loops and helpers, over the real SDKs ---------------------------------------------
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_root_turns_carry_their_limit_and_the_small_profiles_stop(scripted_server, api):
+    scripted_server.responder = Script(root=[repl("FINAL(len(context))")] * 2)
+    make_rlm(scripted_server, api, prompt_profile="small").completion(CONTEXT, "How long?")
+    make_rlm(scripted_server, api).completion(CONTEXT, "How long?")
+    small, default = (r.body for r in scripted_server.requests if r.is_root)
+    if api == "openai":
+        assert (small["max_tokens"], small["stop"]) == (1024, ["\n```\n"])
+        assert default["max_tokens"] == 16384 and "stop" not in default
+    else:
+        assert (small["max_tokens"], small["stop_sequences"]) == (1024, ["\n```\n"])
+        assert default["max_tokens"] == 16384 and "stop_sequences" not in default
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_a_root_reply_that_loops_is_stopped_and_the_run_goes_on(scripted_server, api):
+    loop = "The license grants every patent right. " * 400  # 16,000 characters if it were read whole
+    scripted_server.responder = Script(root=[Reply(text=loop, token_delay=0.0005), repl("FINAL('done')")])
+    rlm = make_rlm(scripted_server, api)
+    tokens = []
+    result = rlm.completion(CONTEXT, "Summarize the patents part.", subscribers=(tokens.append,))
+    assert result.response == "done" and result.error is None
+    first = next(e for e in result.trajectory if e.kind == "root_reply")
+    assert 300 < len(first.text) < 2000 and first.output_tokens > 0
+    assert result.warnings[0] == "Root reply 1 repeated itself and was stopped."
+    second = [r for r in scripted_server.requests if r.is_root][1]
+    assert "kept repeating itself, so it was stopped" in second.last_user
+
+
+def test_classify_labels_items_with_few_shot_sub_calls(scripted_server):
+    lines = ["The train was late again.", "Lovely staff, thanks!", "When does the museum open?"] * 4
+
+    def sub(request):
+        if request.system is not None and request.system.startswith("Label the text."):
+            text = request.last_user.lower()
+            return "complaint" if "late" in text else "praise" if "thanks" in text else "question"
+        if "Write three new items" in request.last_user:
+            label = request.last_user.split("label is '")[1].split("'")[0]
+            return f"1. an example of {label}\n2. another {label} one\n3. a third {label}"
+        return "?"
+
+    code = 'labels = classify(context.splitlines(), ["praise", "complaint", "question"])\nprint(labels)\nFINAL(labels.count("complaint"))'
+    scripted_server.responder = lambda r: repl(code) if "Question:" in r.last_user else sub(r)
+    result = make_rlm(scripted_server, prompt_profile="small").completion(
+        "\n".join(lines), "How many complaints?"
+    )
+    assert result.response == "4" and result.error is None
+    labelled = [r for r in scripted_server.requests if r.system and r.system.startswith("Label the text.")]
+    assert len(labelled) == 12  # one sub-call an item
+    shots = labelled[0].messages[1:-1]
+    assert [m["role"] for m in shots[:2]] == ["user", "assistant"] and len(shots) == 18  # 3 per label
+    assert shots[1]["content"] == "praise" and shots[0]["content"] == "an example of praise"
+    started = [e for e in result.trajectory if e.kind == "subcall_started"]
+    assert len(started) == 15 and started[-1].prompt_preview == lines[-1]

@@ -60,8 +60,11 @@ def test_code_then_answer_finishes():
     assert action == Execute(1, "x = 1\n")
     action = run.receive_execution(ok(), answer_ready=True, answer="42")
     assert action == Finish("42")
-    assert isinstance(events[-2], AnswerSet) and events[-2].content == "42"
+    answers = [e for e in events if isinstance(e, AnswerSet)]
+    assert len(answers) == 1 and answers[0].content == "42"
     assert isinstance(events[-1], RunEnded) and events[-1].iterations == 1
+    # it answered without seeing any output of its code: kept, and said so
+    assert [e.code for e in events if e.kind == "warning"] == ["unseen"]
 
 
 def test_output_goes_back_to_the_root():
@@ -230,3 +233,90 @@ def test_a_human_step_while_a_step_waits_keeps_both_numbers_right():
     assert finished == [2, 1]
     text = action.messages[-1]["content"]
     assert "Output of step 1:\none" in text and "own (step 2)" in text
+
+
+# -- limits and honest results ------------------------------------------------------------------
+
+
+def test_each_root_turn_carries_its_reply_limit_and_the_profiles_stops():
+    run, _ = make_run(prompt_profile="small")
+    action = run.start()
+    # the first reply begins the worked example's call and stops where the call closes
+    assert (action.max_tokens, action.stop, action.prefill) == (1024, ('")', "\n```\n"), '```repl\nsearch("')
+    run.receive_reply(reply('```repl\nsearch("What is in it?'))  # stopped at its `")`
+    assert run.messages[-1]["content"] == '```repl\nsearch("What is in it?")'
+    later = run.receive_execution(ok("[1] context: it is here\n"), answer_ready=False)
+    assert (later.stop, later.prefill) == (("\n```\n",), None)
+    run, _ = make_run()
+    assert (run.start().max_tokens, run.start.__self__.config.stop) == (16384, ())
+    run, _ = make_run(max_reply_tokens=300, max_iterations=1)
+    run.start()
+    action = run.receive_reply(reply("```repl\nx = 1\n```"))
+    final = run.receive_execution(ok(), answer_ready=False)
+    assert final.final_turn and final.max_tokens == 300 and final.stop == ()  # the last word is prose
+    with pytest.raises(ValueError, match="max_reply_tokens must be at least 16"):
+        RLMConfig(backend="replay", max_reply_tokens=4)
+
+
+def test_an_empty_answer_is_an_error_not_a_success():
+    run, events = make_run()
+    run.start()
+    run.receive_reply(reply("```repl\nprint(len(context))\n```"))
+    action = run.receive_execution(ok("300\n"), answer_ready=True, answer="   ")
+    assert action == Finish("   ", "The answer is empty: the root finished without content.")
+    assert events[-1].error == action.error
+
+
+def test_an_answer_without_any_code_is_kept_with_a_warning():
+    run, events = make_run()
+    run.start()
+    run.receive_reply(reply("It is 42.\nFINAL(42)"))
+    action = run.receive_final("42", None)
+    assert action == Finish("42")
+    (warning,) = [e for e in events if e.kind == "warning"]
+    assert warning.code == "no_code" and "without running any code" in warning.text
+
+
+def test_an_answer_set_by_a_step_that_raised_is_kept_with_a_warning():
+    run, events = make_run()
+    run.start()
+    run.receive_reply(reply("```repl\nanswer['content'] = '7'\nanswer['ready'] = True\n1 / 0\n```"))
+    action = run.receive_execution(
+        ok(error="ZeroDivisionError: division by zero"), answer_ready=True, answer="7"
+    )
+    assert action == Finish("7")
+    assert [e.code for e in events if e.kind == "warning"] == ["after_error"]
+
+
+def test_a_reply_stopped_in_a_loop_or_at_its_limit_is_said_so():
+    run, events = make_run()
+    run.start()
+    looping = Completion(text="The license says. " * 30, model="m", extra={"finish_reason": "repetition"})
+    action = run.receive_reply(looping)
+    assert "kept repeating itself, so it was stopped after 540 characters" in action.messages[-1]["content"]
+    cut = Completion(text="```repl\nx = [1,", model="m", extra={"finish_reason": "length"})
+    run.receive_reply(cut)
+    action = run.receive_execution(ok(error="SyntaxError: '[' was never closed"), answer_ready=False)
+    assert "reached the limit of tokens per reply and was cut" in action.messages[-1]["content"]
+    assert [e.code for e in events if e.kind == "warning"] == ["repetition", "reply_cut"]
+
+
+def test_cut_output_says_how_much_and_where_the_question_words_were():
+    events = []
+    run = RLMRun(
+        RLMConfig(backend="replay", max_output_chars=1000),
+        question="What is the code for the boathouse?",
+        context_meta=context_metadata("x"),
+        model="m",
+        sub_model="m",
+        emit=events.append,
+    )
+    run.start()
+    run.receive_reply(reply("```repl\nprint(context)\n```"))
+    printed = "a" * 2000 + " the boathouse code is 4821 " + "b" * 5000
+    action = run.receive_execution(ok(printed), answer_ready=False)
+    text = action.messages[-1]["content"]
+    assert "Your output was cut: 6,028 of its 7,028 characters were not shown." in text
+    assert "'boathouse' at character 2,005" in text and "'code' at character 2,015" in text
+    assert "Print slices or summaries instead of everything." in text
+    assert "4821" not in text  # the root learns where to look, not the answer

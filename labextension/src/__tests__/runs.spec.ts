@@ -310,3 +310,23 @@ describe('formatting', () => {
     expect(stepTooltip(null, 3, 'human-edited')).toContain('edited by you');
   });
 });
+
+describe('warnings and the reply being written', () => {
+  it('keeps warnings and counts the root reply as it streams', () => {
+    const log = new RunLog();
+    log.applyMessage(started());
+    log.applyMessage({ type: 'root_progress', run_id: 'r1', turn: 1, tokens: 37 });
+    expect(log.get('r1')!.writing).toBe(37);
+    log.applyMessage(events(rootReply(1), ev('warning', { code: 'no_code', text: 'The answer was given without running any code on the context.' })));
+    const run = log.get('r1')!;
+    expect(run.writing).toBe(0);
+    expect(run.warnings).toEqual(['The answer was given without running any code on the context.']);
+  });
+
+  it('shows an empty answer as an error, not as done', () => {
+    const log = new RunLog();
+    log.applyMessage(started());
+    log.applyMessage(events(runEnded('  ', 'The answer is empty: the root finished without content.')));
+    expect(log.get('r1')!.status).toBe('error');
+  });
+});
