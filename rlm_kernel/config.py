@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from .errors import ConfigError
 
-__all__ = ["RLMConfig", "BACKENDS", "PROFILES", "PROTOCOLS"]
+__all__ = ["RLMConfig", "BACKENDS", "PROFILES", "PROTOCOLS", "RUN_SETTINGS", "setting_help"]
 
 BACKENDS = ("openai", "anthropic", "local", "replay")
 PROFILES = ("default", "small", "no_subcalls")
@@ -21,17 +21,23 @@ class RLMConfig:
     backend_kwargs: dict[str, Any] = field(default_factory=dict)
     sub_backend: str | None = None
     sub_backend_kwargs: dict[str, Any] | None = None
-    max_iterations: int = 30
-    max_depth: int = 1
-    max_output_chars: int = 8192
-    max_concurrency: int = 32
-    max_budget: float | None = None
-    max_tokens: int | None = None
-    max_timeout: float | None = None
-    max_reply_tokens: int | None = None  # per root turn; None: the profile's default
+    max_iterations: int = field(default=30, metadata={"help": "Root turns before the run must answer"})
+    max_depth: int = field(default=1, metadata={"help": "Depth of child RLMs (rlm_query); 1 means none"})
+    max_output_chars: int = field(
+        default=8192, metadata={"help": "Characters of a step's output the root sees; the rest is cut"}
+    )
+    max_concurrency: int = field(default=32, metadata={"help": "Sub-calls in flight at once"})
+    max_budget: float | None = field(default=None, metadata={"help": "US dollars for the whole run tree"})
+    max_tokens: int | None = field(default=None, metadata={"help": "LM tokens for the whole run tree"})
+    max_timeout: float | None = field(default=None, metadata={"help": "Seconds for the whole run tree"})
+    max_reply_tokens: int | None = field(
+        default=None, metadata={"help": "Tokens of one root reply; empty: the profile's default"}
+    )
     system_prompt: str | None = None
     prompt_profile: str | None = None  # None: "small" for the local backend, else "default"
-    protocol: Literal["answer", "final", "both"] = "both"
+    protocol: Literal["answer", "final", "both"] = field(
+        default="both", metadata={"help": "How code ends a run: the answer dict, FINAL lines, or both"}
+    )
     log_dir: str | Path | Literal[False] | None = None
     record: str | Path | None = None
     depth: int = 0
@@ -95,3 +101,14 @@ class RLMConfig:
                 value = str(value)
             out[name] = value
         return out
+
+
+# The settings of a run that every front end offers under the same name (the Python API's keyword
+# arguments, the magics' options and %config traits): those with a help text above.
+RUN_SETTINGS: tuple[str, ...] = tuple(
+    f.name for f in RLMConfig.__dataclass_fields__.values() if "help" in f.metadata
+)
+
+
+def setting_help(name: str) -> str:
+    return RLMConfig.__dataclass_fields__[name].metadata["help"]

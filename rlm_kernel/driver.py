@@ -1,37 +1,60 @@
-"""Drivers: short loops that perform the engine's actions.
+"""The driver core: the root loop, written once, and the drivers that wait on it.
 
-``RunTree`` owns what every run of one completion shares: the sub-call pool, the
-budget, the event bus and the LM clients. ``drive`` is the blocking loop (the
-Python API, the magics, child runs); ``adrive`` is its async twin. Both hand the
-same observations to the same :class:`~rlm_kernel.engine.RLMRun`.
+``RunTree`` owns what every run of one completion shares: the sub-call pool, the budget, the event
+bus and the LM clients. :class:`Loop` is the root loop itself, a generator over the engine's
+actions that does everything but wait: it checks the budget, records human edits, settles each step,
+resolves FINAL, and aborts with the drain. It yields what must be waited for, an ``AskRoot`` (send
+back the ``Completion``) or an ``Execute`` (send back a :class:`Ran`); to stop the run, a driver
+throws an ``RLMError`` into it. The drivers differ only in how they wait:
+
+    drive      a thread: LM calls block on the pool, code runs here      (the Python API, children)
+    adrive     a coroutine: LM calls are awaited, code runs in a thread  (``acompletion``, the magics)
+    notebook   a cell that finishes when a human runs it                 (``jupyter/notebook.py``)
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-from collections.abc import Awaitable, Callable
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, replace
 from typing import Any
 
 from .budget import Budget
 from .config import RLMConfig
-from .engine import Action, AskRoot, Execute, Finish, ResolveFinal, RLMRun, new_run_id
+from .engine import Action, AskRoot, Execute, Finish, ResolveFinal, RLMRun
 from .errors import RLMError, RunCancelled
 from .events import EventBus, RootToken
-from .executors.base import ExecResult, Executor
+from .executors.base import Executor, StepOutcome
 from .executors.local import LocalExecutor
 from .helpers import Helpers
 from .lm import make_lm
-from .lm.base import Completion, LMClient
+from .lm.base import Completion, LMClient, price_of
 from .lm.replay import Recording, RecordingLM
 from .prompts import context_metadata
-from .repl import Scaffold
 from .subcalls import SubcallPool, Subcalls
 
 log = logging.getLogger("rlm_kernel")
 
-__all__ = ["RunTree", "RunParts", "prepare", "drive", "adrive", "ask_root"]
+__all__ = [
+    "new_run_id",
+    "RunTree",
+    "RunParts",
+    "Ran",
+    "Loop",
+    "Wait",
+    "prepare",
+    "drive",
+    "adrive",
+    "ask_root",
+]
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
 
 
 class RunTree:
@@ -58,6 +81,7 @@ class RunTree:
                 if kwargs is None:  # the root's settings, unless they are another provider's
                     kwargs = c.backend_kwargs if backend == c.backend else {}
                 lm = make_lm(backend, kwargs, model=model)
+            self.budget.require_prices([lm.model_name], functools.partial(price_of, lm))
             self._lms[key] = RecordingLM(lm, self._recording) if self._recording else lm
         return self._lms[key]
 
@@ -93,7 +117,6 @@ class RunParts:
     run: RLMRun
     tree: RunTree
     executor: Executor
-    scaffold: Scaffold
     subcalls: Subcalls
     lm: LMClient
 
@@ -106,6 +129,7 @@ def prepare(
     *,
     executor: Executor | None = None,
     parent_id: str | None = None,
+    parent_call_id: str | None = None,
     run_id: str | None = None,
 ) -> RunParts:
     """Build a run, bind the REPL names into its executor's namespace, and wire sub-calls."""
@@ -122,6 +146,8 @@ def prepare(
         emit=tree.bus.emit,
         run_id=run_id,
         parent_id=parent_id,
+        parent_call_id=parent_call_id,
+        clock=time.perf_counter,
     )
     subcalls = Subcalls(
         pool=tree.pool,
@@ -134,20 +160,20 @@ def prepare(
         spawn_child=_spawner(tree, config, run_id) if config.can_recurse else None,
     )
     helpers = Helpers(context, subcalls).bound() if config.profile == "small" else None
-    scaffold = Scaffold(
-        executor.namespace, context, None if config.profile == "no_subcalls" else subcalls, helpers
-    )
-    return RunParts(run, tree, executor, scaffold, subcalls, lm)
+    executor.bind(context, None if config.profile == "no_subcalls" else subcalls, helpers)
+    return RunParts(run, tree, executor, subcalls, lm)
 
 
 def _spawner(tree: RunTree, config: RLMConfig, parent_id: str) -> Callable[[str, Any, str], str]:
     def spawn(prompt: str, context: Any, call_id: str) -> str:
         child_context, question = (prompt, None) if context is None else (context, prompt)
-        parts = prepare(tree, config.child(), child_context, question, parent_id=parent_id)
+        parts = prepare(
+            tree, config.child(), child_context, question, parent_id=parent_id, parent_call_id=call_id
+        )
         try:
             finish = drive(parts)
         finally:
-            parts.scaffold.close()
+            parts.executor.close()
         if finish.response is None:
             raise RLMError(finish.error or "the child run ended without an answer")
         return finish.response
@@ -167,101 +193,149 @@ def _token_sink(parts: RunParts, turn: int) -> Callable[[str], None]:
 
 
 async def ask_root(parts: RunParts, action: AskRoot) -> Completion:
-    """The root LM's reply to ``action``, streamed into RootToken events. Where the backend
-    continues a reply, the action's ``prefill`` starts it, and is part of the reply returned."""
+    """The root LM's reply to ``action``, streamed into RootToken events, within ``max_timeout``.
+    Where the backend continues a reply, the action's ``prefill`` starts it, and is part of the reply
+    returned."""
     on_token = _token_sink(parts, action.turn)
-    messages, prefill = action.messages, action.prefill if parts.lm.continues_reply else None
-    if prefill:
+    messages, prefill, stop = action.messages, None, action.stop
+    if action.prefill and parts.lm.continues_reply:
+        prefill = action.prefill
         messages = [*messages, {"role": "assistant", "content": prefill}]
+        stop = (action.closing, *stop) if action.closing else stop
         on_token(prefill)
-    completion = await parts.lm.complete(
-        messages, on_token=on_token, max_tokens=action.max_tokens, stop=action.stop or None
-    )
+    budget = parts.tree.budget
+    call = parts.lm.complete(messages, on_token=on_token, max_tokens=action.max_tokens, stop=stop or None)
+    try:
+        completion = await asyncio.wait_for(call, budget.time_left())
+    except asyncio.TimeoutError:
+        raise budget.exceeded() or RunCancelled("max_timeout reached", stop="budget") from None
     return replace(completion, text=prefill + completion.text) if prefill else completion
 
 
-def _after_execute(parts: RunParts, result: ExecResult) -> Action:
-    restored = parts.scaffold.restore()
-    return parts.run.receive_execution(
-        result, answer_ready=parts.scaffold.ready, answer=parts.scaffold.content, restored=restored
-    )
+@dataclass(frozen=True)
+class Ran:
+    """What a driver sends back for an ``Execute``: the code that ran (a human may have edited it)
+    and its outcome."""
+
+    code: str
+    outcome: StepOutcome
 
 
-def _check(parts: RunParts) -> None:
-    if parts.tree.cancelled:
-        raise RunCancelled()
-    parts.tree.budget.check()
+Wait = AskRoot | Execute
+
+
+class Loop:
+    """The root loop of one run. ``start``, ``send`` and ``throw`` return the next thing to wait
+    for, or the run's ``Finish``."""
+
+    def __init__(self, parts: RunParts) -> None:
+        self.parts = parts
+        self.finish: Finish | None = None
+        self._steps = self._loop()
+
+    def start(self) -> Wait | Finish:
+        return self._advance(lambda: next(self._steps))
+
+    def send(self, value: Completion | Ran) -> Wait | Finish:
+        return self._advance(lambda: self._steps.send(value))
+
+    def throw(self, error: RLMError) -> Wait | Finish:
+        """Stop the run where it waits (cancel, interrupt, a provider's error), keeping what it has."""
+        return self._advance(lambda: self._steps.throw(error))
+
+    def end(self, finish: Finish) -> Finish:
+        """The run ended outside the loop (a human set the answer in a cell of their own)."""
+        self._steps.close()
+        self.finish = self.finish or finish
+        return self.finish
+
+    def _advance(self, step: Callable[[], Wait]) -> Wait | Finish:
+        if self.finish is not None:
+            return self.finish
+        try:
+            return step()
+        except StopIteration as stop:
+            self.finish = stop.value
+            return stop.value
+
+    def _loop(self) -> Generator[Wait, Any, Finish]:
+        parts = self.parts
+        run, tree = parts.run, parts.tree
+        action: Action = run.start()
+        while not isinstance(action, Finish):
+            try:
+                if tree.cancelled:
+                    raise RunCancelled()
+                tree.budget.check()
+                if isinstance(action, AskRoot):
+                    action = run.receive_reply((yield action))
+                elif isinstance(action, Execute):
+                    parts.subcalls.step = action.step
+                    ran: Ran = yield action
+                    if tree.cancelled:
+                        raise RunCancelled()
+                    if ran.code.strip() != action.code.strip():
+                        run.human_edit(action.step, action.code, ran.code)
+                    o = ran.outcome
+                    action = run.receive_execution(
+                        o.result, answer_ready=o.answer_ready, answer=o.answer, restored=o.restored
+                    )
+                elif isinstance(action, ResolveFinal):
+                    action = run.receive_final(*parts.executor.resolve(action.directive))
+            except RLMError as exc:
+                if run.depth == 0:
+                    tree.pool.drain()  # let cancelled calls record their end before the run's
+                action = run.abort(exc)
+        return action
 
 
 def drive(parts: RunParts) -> Finish:
-    """The blocking loop. Ctrl-C cancels every call in flight and keeps the partial run."""
-    run, tree = parts.run, parts.tree
-    action: Action = run.start()
-    while not isinstance(action, Finish):
+    """The blocking driver. Ctrl-C cancels every call in flight and keeps the partial run."""
+    loop = Loop(parts)
+    wait = loop.start()
+    while not isinstance(wait, Finish):
         try:
-            _check(parts)
-            if isinstance(action, AskRoot):
-                coro = ask_root(parts, action)
-                action = run.receive_reply(tree.pool.run(coro, tree.budget))
-            elif isinstance(action, Execute):
-                parts.subcalls.step = action.step
-                result = parts.executor.execute(action.code, step=action.step)
-                if tree.cancelled:
-                    raise RunCancelled()
-                action = _after_execute(parts, result)
-            elif isinstance(action, ResolveFinal):
-                action = run.receive_final(*parts.scaffold.resolve(action.directive))
+            if isinstance(wait, AskRoot):
+                value: Completion | Ran = parts.tree.pool.run(ask_root(parts, wait))
+            else:
+                value = Ran(wait.code, parts.executor.execute(wait.code, step=wait.step))
         except KeyboardInterrupt:
-            tree.cancel()
-            action = run.abort(RunCancelled("interrupted"))
+            parts.tree.cancel()
+            wait = loop.throw(RunCancelled.interrupted())
         except RLMError as exc:
-            if run.depth == 0:
-                tree.pool.drain()  # let cancelled calls record their end before the run's
-            action = run.abort(exc)
-    return action
+            wait = loop.throw(exc)
+        else:
+            wait = loop.send(value)
+    return wait
 
 
 Approve = Callable[[int, str], Awaitable[str]]
 
 
 async def adrive(parts: RunParts, approve: Approve | None = None) -> Finish:
-    """The async loop: LM calls are awaited, code runs in a worker thread. Cancelling the task
+    """The async driver: LM calls are awaited, code runs in a worker thread. Cancelling the task
     cancels every call in flight and keeps the partial run.
 
     ``approve(step, code)``, if given, is awaited before each step and returns the code to run:
     a human's edit of it is recorded, and the root is told what changed."""
-    run, tree = parts.run, parts.tree
-    action: Action = run.start()
-    while not isinstance(action, Finish):
+    tree = parts.tree
+    loop = Loop(parts)
+    wait = loop.start()
+    while not isinstance(wait, Finish):
         try:
-            _check(parts)
-            if isinstance(action, AskRoot):
-                coro = ask_root(parts, action)
-                future = asyncio.wrap_future(tree.pool.submit(coro, bounded=False))
-                try:
-                    completion: Completion = await asyncio.wait_for(future, tree.budget.time_left())
-                except asyncio.TimeoutError:
-                    raise tree.budget.exceeded() or RunCancelled("max_timeout") from None
-                action = run.receive_reply(completion)
-            elif isinstance(action, Execute):
-                code = action.code
-                if approve is not None:
-                    code = await approve(action.step, code)
-                    if code != action.code:
-                        run.human_edit(action.step, action.code, code)
-                parts.subcalls.step = action.step
-                result = await asyncio.to_thread(parts.executor.execute, code, step=action.step)
-                if tree.cancelled:
-                    raise RunCancelled()
-                action = _after_execute(parts, result)
-            elif isinstance(action, ResolveFinal):
-                action = run.receive_final(*parts.scaffold.resolve(action.directive))
+            if isinstance(wait, AskRoot):
+                future = asyncio.wrap_future(tree.pool.submit(ask_root(parts, wait), bounded=False))
+                value: Completion | Ran = await future
+            else:
+                code = wait.code if approve is None else await approve(wait.step, wait.code)
+                outcome = await asyncio.to_thread(parts.executor.execute, code, step=wait.step)
+                value = Ran(code, outcome)
         except asyncio.CancelledError:
             stopped = tree.cancelled
             tree.cancel()
-            action = run.abort(RunCancelled() if stopped else RunCancelled("interrupted"))
+            wait = loop.throw(RunCancelled() if stopped else RunCancelled.interrupted())
         except RLMError as exc:
-            if run.depth == 0:
-                tree.pool.drain()  # let cancelled calls record their end before the run's
-            action = run.abort(exc)
-    return action
+            wait = loop.throw(exc)
+        else:
+            wait = loop.send(value)
+    return wait

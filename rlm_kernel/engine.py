@@ -1,7 +1,8 @@
-"""The root loop as a state machine. No I/O: drivers call the LM and run the code.
+"""The root loop as a state machine. No I/O, no clock, no ids of its own: the driver calls the
+LM, runs the code, and passes the run's id and a clock in.
 
-Theory of operation. ``start()`` returns the first action. The driver performs it
-and feeds the observation back, which returns the next action:
+Theory of operation. ``start()`` returns the first action. The driver performs it and feeds the
+observation back, which returns the next action:
 
     action                    driver does                  then calls
     AskRoot(messages)         call the root LM             receive_reply(completion)
@@ -9,21 +10,20 @@ and feeds the observation back, which returns the next action:
     ResolveFinal(directive)   read a variable for FINAL    receive_final(content, problem)
     Finish(response, error)   nothing: the run is over
 
-States: ``new`` → ``asking`` ⇄ ``executing`` / ``resolving`` → ``done``. A reply
-with several code blocks is executed block by block; a failing block skips the
-rest. The run is ``done`` when code sets ``answer["ready"]``, a FINAL directive
-resolves, the iteration limit's extra "answer now" turn returns, or the driver
-calls ``abort(error)``. Any call out of order raises ``RuntimeError``: that is a
-driver bug, not a user error.
+A reply with several code blocks is executed block by block; a failing block skips the rest. The
+run is ``done`` when code sets ``answer["ready"]``, a FINAL directive resolves, the iteration
+limit's extra "answer now" turn returns, a human sets the answer, or the driver calls
+``abort(error)``. Every call and the states it may be made in are in ``TRANSITIONS``; any other
+call raises ``RuntimeError`` (a driver bug, not a user error). An exception inside a call leaves
+the run in ``error``, where only ``abort`` is accepted, never half-updated in the state it was in.
 """
 
 from __future__ import annotations
 
-import time
-import uuid
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from . import prompts
 from .config import RLMConfig
@@ -45,13 +45,25 @@ from .executors.base import ExecResult
 from .lm.base import Completion, Message
 from .protocol import FinalDirective, code_blocks, find_final, resolve_final
 from .repl import cut_note, truncate
-from .usage import cost_of
 
-__all__ = ["RLMRun", "AskRoot", "Execute", "ResolveFinal", "Finish", "Action", "new_run_id"]
+__all__ = ["RLMRun", "AskRoot", "Execute", "ResolveFinal", "Finish", "Action", "TRANSITIONS"]
 
 
-def new_run_id() -> str:
-    return uuid.uuid4().hex[:12]
+# call -> the states it may be made in. The state after it is the action it returns:
+# AskRoot -> asking, Execute -> executing, ResolveFinal -> resolving, Finish -> done.
+TRANSITIONS: dict[str, frozenset[str]] = {
+    "start": frozenset({"new"}),
+    "receive_reply": frozenset({"asking"}),
+    "receive_execution": frozenset({"executing"}),
+    "receive_final": frozenset({"resolving"}),
+    "hint": frozenset({"new", "asking", "executing", "resolving"}),
+    "human_step": frozenset({"new", "asking", "executing", "resolving"}),
+    "human_edit": frozenset({"executing"}),
+    "human_answer": frozenset({"asking", "executing", "resolving", "done"}),
+    "abort": frozenset({"new", "asking", "executing", "resolving", "error", "done"}),
+}
+_T = TypeVar("_T")
+STATES = ("new", "asking", "executing", "resolving", "done", "error")
 
 
 @dataclass(frozen=True)
@@ -62,6 +74,7 @@ class AskRoot:
     max_tokens: int | None = None  # the longest reply this turn may have
     stop: tuple[str, ...] = ()  # stop sequences, where the backend takes them
     prefill: str | None = None  # the reply's start, for a backend that continues it
+    closing: str | None = None  # with the prefill: one more stop, which closes the call it began
 
 
 @dataclass(frozen=True)
@@ -79,6 +92,7 @@ class ResolveFinal:
 class Finish:
     response: str | None
     error: str | None = None
+    stop: str = "answer"  # answer, max_iterations, empty, user, interrupt, budget, error
 
 
 Action = AskRoot | Execute | ResolveFinal | Finish
@@ -95,6 +109,21 @@ class _Pending:
     notes: list[str] = field(default_factory=list)
 
 
+def _transition(method: Callable[..., _T]) -> Callable[..., _T]:
+    """Check ``TRANSITIONS`` before the call; an exception inside it leaves the run in ``error``."""
+
+    @functools.wraps(method)
+    def call(self: RLMRun, *args: Any, **kwargs: Any) -> _T:
+        self._expect(method.__name__)
+        try:
+            return method(self, *args, **kwargs)
+        except BaseException:
+            self.state = "error"
+            raise
+
+    return call
+
+
 class RLMRun:
     """One run of the root loop. Emits events through ``emit``; never prints, calls or executes."""
 
@@ -107,8 +136,10 @@ class RLMRun:
         model: str,
         sub_model: str,
         emit: Callable[[Event], None],
-        run_id: str | None = None,
+        run_id: str,
+        clock: Callable[[], float],
         parent_id: str | None = None,
+        parent_call_id: str | None = None,
     ) -> None:
         self.config = config
         self.question = question
@@ -116,8 +147,10 @@ class RLMRun:
         self.model = model
         self.sub_model = sub_model
         self.emit = emit
-        self.run_id = run_id or new_run_id()
+        self.run_id = run_id
+        self.clock = clock
         self.parent_id = parent_id
+        self.parent_call_id = parent_call_id
         self.depth = config.depth
         self.state = "new"
         self.messages: list[Message] = []
@@ -127,7 +160,7 @@ class RLMRun:
         self._executing = 0
         self.response: str | None = None
         self.error: str | None = None
-        self.started = time.perf_counter()
+        self.started = clock()
         self._pending: _Pending | None = None
         self._hints: list[str] = []
         self._human_steps: list[tuple[int, str, str]] = []
@@ -136,14 +169,18 @@ class RLMRun:
         self._final_turn = False
         self._first_code: tuple[str, str | None] | None = None  # the first reply's start and stop
         self._seen_output = False  # whether the root has read any output of its code
+        self._stop = "answer"
 
     # -- helpers ---------------------------------------------------------------------
     def _ids(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "parent_id": self.parent_id, "depth": self.depth}
 
-    def _expect(self, *states: str) -> None:
-        if self.state not in states:
-            raise RuntimeError(f"RLMRun is {self.state!r}; this call needs {' or '.join(states)}")
+    def _expect(self, call: str) -> None:
+        allowed = TRANSITIONS[call]
+        if self.state not in allowed:
+            raise RuntimeError(
+                f"RLMRun is {self.state!r}; {call}() needs {' or '.join(s for s in STATES if s in allowed)}"
+            )
 
     def _ask(self, content: str, *, final_turn: bool = False) -> AskRoot:
         self.messages.append({"role": "user", "content": content})
@@ -161,18 +198,16 @@ class RLMRun:
                 final_turn=final_turn,
             )
         )
+        first = self._first_code if self.turns == 1 and not final_turn else None
         return AskRoot(
             [dict(m) for m in self.messages],  # type: ignore[misc]
             self.turns,
             final_turn,
             max_tokens=self.config.reply_tokens,
-            stop=() if final_turn else self._stops(),
-            prefill=self._first_code[0] if self._first_code and self.turns == 1 and not final_turn else None,
+            stop=() if final_turn else self.config.stop,
+            prefill=first[0] if first else None,
+            closing=first[1] if first else None,
         )
-
-    def _stops(self) -> tuple[str, ...]:
-        closing = self._first_code[1] if self._first_code and self.turns == 1 else None
-        return (closing, *self.config.stop) if closing else self.config.stop
 
     def _next_turn(self, content: str) -> AskRoot:
         """Ask again, or, past the iteration limit, ask once for the answer in plain words."""
@@ -182,8 +217,8 @@ class RLMRun:
             )
         return self._ask(content)
 
-    def _finish(self, response: str | None, error: str | None = None) -> Finish:
-        self.response, self.error = response, error
+    def _finish(self, response: str | None, error: str | None = None, stop: str = "answer") -> Finish:
+        self.response, self.error, self._stop = response, error, stop
         self.state = "done"
         self.emit(
             RunEnded(
@@ -191,10 +226,11 @@ class RLMRun:
                 response=response,
                 error=error,
                 iterations=self.iterations,
-                elapsed_s=time.perf_counter() - self.started,
+                elapsed_s=self.clock() - self.started,
+                stop=stop,  # type: ignore[arg-type]
             )
         )
-        return Finish(response, error)
+        return Finish(response, error, stop)
 
     def _warn(self, code: str, text: str) -> None:
         self.emit(RunWarning(**self._ids(), code=code, text=text))  # type: ignore[arg-type]
@@ -210,7 +246,7 @@ class RLMRun:
         elif step_failed:
             self._warn("after_error", "The answer was set by a step that raised an error.")
         if not content.strip():
-            return self._finish(content, "The answer is empty: the root finished without content.")
+            return self._finish(content, "The answer is empty: the root finished without content.", "empty")
         return self._finish(content)
 
     @property
@@ -218,8 +254,8 @@ class RLMRun:
         return self.config.protocol in ("final", "both")
 
     # -- the protocol ------------------------------------------------------------------
+    @_transition
     def start(self) -> AskRoot:
-        self._expect("new")
         opening = prompts.opening_messages(
             profile=self.config.profile,
             question=self.question,
@@ -239,14 +275,15 @@ class RLMRun:
                 context_meta=self.context_meta,
                 model=self.model,
                 sub_model=self.sub_model,
+                parent_call_id=self.parent_call_id,
                 settings=self.config.public(),
                 prompt=[dict(m) for m in self.messages],
             )
         )
         return self._ask(opening[-1]["content"])
 
+    @_transition
     def receive_reply(self, completion: Completion) -> Action:
-        self._expect("asking")
         text = completion.text
         if self._first_code and self.turns == 1 and self._first_code[1]:
             opener, closing = self._first_code[0].rsplit("\n", 1)[-1], self._first_code[1]
@@ -260,16 +297,8 @@ class RLMRun:
                 turn=self.turns,
                 text=text,
                 model=completion.model or self.model,
-                input_tokens=completion.input_tokens,
-                output_tokens=completion.output_tokens,
-                cached_tokens=completion.cached_tokens,
+                **completion.usage.fields(),  # tokens and cost, at the client's own price
                 latency_s=completion.latency_s,
-                cost=cost_of(
-                    completion.model or self.model,
-                    completion.input_tokens,
-                    completion.output_tokens,
-                    completion.cached_tokens,
-                ),
             )
         )
         notes = []  # about the reply itself, for the next turn
@@ -332,10 +361,10 @@ class RLMRun:
         self._hints, self._edits, self._human_steps = [], [], []
         return self._next_turn(text)
 
+    @_transition
     def receive_execution(
         self, result: ExecResult, *, answer_ready: bool, answer: str = "", restored: tuple[str, ...] = ()
     ) -> Action:
-        self._expect("executing")
         pending = self._pending
         assert pending is not None
         full = result.text()
@@ -373,10 +402,11 @@ class RLMRun:
             content,
             f"max_iterations ({self.config.max_iterations}) reached; the response is the root's last "
             f"answer, given without running more code.",
+            "max_iterations",
         )
 
+    @_transition
     def receive_final(self, content: str | None, problem: str | None) -> Action:
-        self._expect("resolving")
         assert self._pending is not None
         if self._final_turn:
             return self._last_word(content, self.messages[-1]["content"])
@@ -387,15 +417,15 @@ class RLMRun:
         self._pending.directive = None
         return self._observe()
 
+    @_transition
     def hint(self, text: str) -> None:
         """Guidance from the human for the root's next turn."""
         self._hints.append(text)
         self.emit(Hint(**self._ids(), text=text))
 
+    @_transition
     def human_step(self, code: str, output: str, error: str | None = None, elapsed_s: float = 0.0) -> int:
         """A cell the human ran during the run joins its history; the root sees it next turn."""
-        if self.state == "done":
-            raise RuntimeError("RLMRun is 'done'; a finished run takes no more steps")
         self.steps += 1
         shown, cut = truncate(output, self.config.max_output_chars)
         self.emit(StepStarted(**self._ids(), step=self.steps, code=code, author="human"))
@@ -407,23 +437,27 @@ class RLMRun:
         self._human_steps.append((self.steps, code, shown))
         return self.steps
 
+    @_transition
     def human_edit(self, step: int, proposed: str, executed: str) -> None:
         """Record that a human changed a proposed step before it ran; the root is told next turn."""
         self._edits.append((step, proposed, executed))
         self.emit(HumanEdit(**self._ids(), step=step, proposed=proposed, executed=executed))
 
+    @_transition
     def human_answer(self, content: str) -> Finish:
         """The human set the answer (``answer["ready"] = True`` in a cell of their own): the run ends."""
         if self.state == "done":
-            return Finish(self.response, self.error)
+            return Finish(self.response, self.error, self._stop)
         self._pending = None
         return self._answer(content, "answer")
 
+    @_transition
     def abort(self, error: RLMError | str) -> Finish:
         """End the run now (cancel, budget, provider failure), keeping what it had."""
         if self.state == "done":
-            return Finish(self.response, self.error)
-        return self._finish(self.response, str(error))
+            return Finish(self.response, self.error, self._stop)
+        stop = error.stop if isinstance(error, RLMError) else "error"
+        return self._finish(self.response, str(error), stop)
 
     @property
     def done(self) -> bool:

@@ -32,7 +32,12 @@ __all__ = [
 
 
 class RLMError(Exception):
-    """Base of every error rlm_kernel raises on purpose."""
+    """Base of every error rlm_kernel raises on purpose.
+
+    ``stop`` is why a run that ends on this error stopped, for front ends to read instead of the
+    message: ``"error"``, ``"budget"``, ``"user"`` (Stop, ``cancel()``) or ``"interrupt"``."""
+
+    stop: str = "error"
 
 
 class ConfigError(RLMError, ValueError):
@@ -65,6 +70,8 @@ class ProviderError(RLMError):
 class BudgetExceeded(RLMError):
     """A limit that holds across the whole run tree was reached."""
 
+    stop = "budget"
+
     def __init__(self, limit: str, used: float, allowed: float) -> None:
         self.limit = limit
         self.used = used
@@ -75,9 +82,15 @@ class BudgetExceeded(RLMError):
 class RunCancelled(RLMError):
     """The run was stopped on request; the partial result is kept."""
 
-    def __init__(self, reason: str = "stopped by the user") -> None:
+    def __init__(self, reason: str = "stopped by the user", *, stop: str = "user") -> None:
         self.reason = reason
+        self.stop = stop
         super().__init__(f"Run cancelled: {reason}.")
+
+    @classmethod
+    def interrupted(cls) -> RunCancelled:
+        """Ctrl-C, or the kernel's interrupt."""
+        return cls("interrupted", stop="interrupt")
 
 
 class ReplayMismatch(RLMError):

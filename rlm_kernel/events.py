@@ -59,6 +59,7 @@ class RunStarted(Event):
     context_meta: dict[str, Any]
     model: str
     sub_model: str
+    parent_call_id: str | None = None  # a child run: the rlm_query call of its parent that started it
     settings: dict[str, Any] = field(default_factory=dict)
     prompt: list[dict[str, Any]] = field(default_factory=list)  # the fixed prefix: system prompt, examples
 
@@ -142,6 +143,7 @@ class SubcallFinished(Event):
     response_preview: str = ""
     batch_id: str | None = None
     call_kind: Literal["llm", "rlm"] = "llm"
+    cancelled: bool = False  # stopped with its run, not failed
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -182,6 +184,8 @@ class RunEnded(Event):
     error: str | None
     iterations: int
     elapsed_s: float
+    # Why it ended, for front ends to read instead of the error's text.
+    stop: Literal["answer", "max_iterations", "empty", "user", "interrupt", "budget", "error"] = "answer"
 
 
 _KINDS: dict[str, type[Event]] = {

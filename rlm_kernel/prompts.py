@@ -33,6 +33,7 @@ __all__ = [
 ]
 
 PREVIEW_CHARS = 200
+PREVIEW_ITEMS = 5  # items of each container the preview shows at most
 ITEM_LENGTHS_SHOWN = 20
 
 
@@ -43,20 +44,55 @@ def _length(obj: Any) -> int | None:
         return None
 
 
+def _head(obj: Any, budget: int, seen: frozenset[int] = frozenset()) -> str:
+    """About the first ``budget`` characters of ``repr(obj)``, walking at most ``PREVIEW_ITEMS`` items
+    of each container and cutting long strings first, so the cost follows the preview, not the object."""
+    kind = type(obj)
+    if kind in (str, bytes, bytearray):
+        return repr(obj[: max(budget, 0) + 1])
+    if isinstance(obj, (str, bytes, bytearray)):
+        return repr(obj)  # a subclass, with its own repr
+    if isinstance(obj, Mapping):
+        opening, closing, items = "{", "}", iter(obj.items())
+    elif kind is tuple:
+        opening, closing, items = "(", ")", iter(obj)
+    elif kind in (set, frozenset):
+        if not obj:
+            return f"{kind.__name__}()"
+        opening, closing = ("{", "}") if kind is set else ("frozenset({", "})")
+        items = iter(obj)
+    elif isinstance(obj, Sequence):
+        opening, closing, items = "[", "]", iter(obj)
+    else:
+        return repr(obj)
+    if id(obj) in seen:
+        return f"{opening}...{closing}"
+    seen = seen | {id(obj)}
+    parts: list[str] = []
+    used = len(opening)
+    more = False
+    for item in itertools.islice(items, PREVIEW_ITEMS + 1):
+        if len(parts) == PREVIEW_ITEMS or used >= budget:
+            more = True
+            break
+        if isinstance(obj, Mapping):
+            key = _head(item[0], budget - used, seen)
+            text = f"{key}: {_head(item[1], budget - used - len(key) - 2, seen)}"
+        else:
+            text = _head(item, budget - used, seen)
+        parts.append(text)
+        used += len(text) + 2
+    if more:
+        parts.append("...")
+    elif kind is tuple and len(parts) == 1:
+        return f"({parts[0]},)"
+    return opening + ", ".join(parts) + closing
+
+
 def _preview(context: Any) -> str:
     """The start of the context's repr, built from its first items only (a 100 MB list is not
     turned into a 100 MB string for 200 characters)."""
-    if isinstance(context, Mapping):
-        head: Any = dict(itertools.islice(context.items(), 5))
-        more = len(context) > 5
-    elif isinstance(context, Sequence) and not isinstance(context, (str, bytes, bytearray)):
-        head, more = list(context[:5]), len(context) > 5
-    else:
-        return repr(context)[:PREVIEW_CHARS]
-    text = repr(head)
-    if more:
-        text = text[:-1] + ", ...]" if text.endswith("]") else text[:-1] + ", ...}"
-    return text[:PREVIEW_CHARS]
+    return _head(context, PREVIEW_CHARS)[:PREVIEW_CHARS]
 
 
 def context_metadata(context: Any) -> dict[str, Any]:

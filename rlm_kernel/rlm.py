@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import threading
 import time
 from collections.abc import Callable, MutableMapping
@@ -10,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from .config import RLMConfig
-from .driver import Approve, RunParts, RunTree, adrive, drive, prepare
-from .engine import Finish, new_run_id
+from .driver import Approve, RunParts, RunTree, adrive, drive, new_run_id, prepare
+from .engine import Finish
+from .errors import ConfigError
 from .events import Event, EventBus, RootToken, RunWarning
 from .executors.base import Executor
 from .executors.local import LocalExecutor
@@ -46,6 +49,15 @@ class RLMResult:
         return self.error is None and self.response is not None
 
 
+_SETTINGS = frozenset(RLMConfig.__dataclass_fields__) - {
+    "backend",
+    "backend_kwargs",
+    "sub_backend",
+    "sub_backend_kwargs",
+    "depth",
+}
+
+
 class RLM:
     """A Recursive Language Model: the context stays in a REPL, the root LM works on it with code.
 
@@ -59,43 +71,24 @@ class RLM:
         backend_kwargs: dict[str, Any] | None = None,
         sub_backend: str | None = None,
         sub_backend_kwargs: dict[str, Any] | None = None,
-        *,
-        max_iterations: int = 30,
-        max_depth: int = 1,
-        max_output_chars: int = 8192,
-        max_concurrency: int = 32,
-        max_budget: float | None = None,
-        max_tokens: int | None = None,
-        max_timeout: float | None = None,
-        max_reply_tokens: int | None = None,
-        system_prompt: str | None = None,
-        prompt_profile: str | None = None,
-        protocol: str = "both",
-        log_dir: str | Path | bool | None = None,
-        record: str | Path | None = None,
+        **settings: Any,
     ) -> None:
+        """``settings`` are :class:`~rlm_kernel.config.RLMConfig`'s fields (``max_iterations``,
+        ``max_budget``, ``prompt_profile``, ``log_dir``, ...): listed once, there."""
+        unknown = sorted(set(settings) - _SETTINGS)
+        if unknown:
+            raise ConfigError(f"Unknown setting {unknown[0]!r}: RLM takes {', '.join(sorted(_SETTINGS))}.")
+        if settings.get("log_dir") is True:
+            settings["log_dir"] = None
         self.config = RLMConfig(
             backend=backend,
             backend_kwargs=dict(backend_kwargs or {}),
             sub_backend=sub_backend,
             sub_backend_kwargs=None if sub_backend_kwargs is None else dict(sub_backend_kwargs),
-            max_iterations=max_iterations,
-            max_depth=max_depth,
-            max_output_chars=max_output_chars,
-            max_concurrency=max_concurrency,
-            max_budget=max_budget,
-            max_tokens=max_tokens,
-            max_timeout=max_timeout,
-            max_reply_tokens=max_reply_tokens,
-            system_prompt=system_prompt,
-            prompt_profile=prompt_profile,
-            protocol=protocol,  # type: ignore[arg-type]
-            log_dir=None if log_dir is True else log_dir,
-            record=record,
+            **settings,
         )
         if backend in ("openai", "anthropic"):
             make_lm(backend, self.config.backend_kwargs)  # fail now, in one line, if the key is missing
-        self._active: RunTree | None = None
         self._active_run: RunParts | None = None
         self._lock = threading.Lock()
 
@@ -131,13 +124,13 @@ class RLM:
                 writer.close()
             raise
         with self._lock:
-            self._active, self._active_run = tree, parts
+            self._active_run = parts
         return OpenRun(self, parts, events, writer)
 
     def _closed(self, parts: RunParts) -> None:
         with self._lock:
             if self._active_run is parts:
-                self._active = self._active_run = None
+                self._active_run = None
 
     def completion(
         self,
@@ -175,15 +168,15 @@ class RLM:
     def cancel(self) -> None:
         """Stop the active run: every call in flight is cancelled; the partial result is returned."""
         with self._lock:
-            tree = self._active
-        if tree is not None:
-            tree.cancel()
+            parts = self._active_run
+        if parts is not None:
+            parts.tree.cancel()
 
     def hint(self, text: str) -> None:
         """Add guidance to the root's next turn of the active run."""
         with self._lock:
             parts = self._active_run
-        if parts is not None:
+        if parts is not None and not parts.run.done:
             parts.run.hint(text)
 
 
@@ -201,7 +194,7 @@ class OpenRun:
 
     def close(self, finish: Finish) -> RLMResult:
         self.rlm._closed(self.parts)
-        restored = self.parts.scaffold.close()
+        restored = self.parts.executor.close()
         self.parts.tree.close()
         if self.writer:
             self.writer.close()
@@ -217,3 +210,22 @@ class OpenRun:
             restored_names=restored,
             warnings=[e.text for e in self.events if isinstance(e, RunWarning) and e.depth == 0],
         )
+
+
+def _signature() -> inspect.Signature:
+    """``RLM(...)``'s signature as ``help()`` and editors show it, built from RLMConfig's fields."""
+    own = list(inspect.signature(RLM.__init__).parameters.values())[:5]
+    fields = [f for f in dataclasses.fields(RLMConfig) if f.name in _SETTINGS]
+    keyword = [
+        inspect.Parameter(
+            f.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=f.default if f.default is not dataclasses.MISSING else None,
+            annotation=f.type,
+        )
+        for f in fields
+    ]
+    return inspect.Signature([*own, *keyword], return_annotation=None)
+
+
+RLM.__init__.__signature__ = _signature()  # type: ignore[attr-defined]

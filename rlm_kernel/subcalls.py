@@ -20,7 +20,6 @@ from .budget import Budget
 from .errors import RLMError, RunCancelled
 from .events import Event, SubcallFinished, SubcallStarted
 from .lm.base import LMClient, Message, estimate_tokens
-from .usage import cost_of
 
 __all__ = ["SubcallPool", "Subcalls", "ERROR_PREFIX"]
 
@@ -192,6 +191,7 @@ class Subcalls:
                     **self._ids(),
                     **finished,
                     error="cancelled",
+                    cancelled=True,
                     latency_s=time.perf_counter() - started,
                     cost=0.0,
                 )
@@ -208,12 +208,7 @@ class Subcalls:
                 )
             )
             return f"{ERROR_PREFIX} {exc}"
-        cost = cost_of(
-            completion.model or lm.model_name,
-            completion.input_tokens,
-            completion.output_tokens,
-            completion.cached_tokens,
-        )
+        cost = completion.cost
         self.emit(
             SubcallFinished(
                 **self._ids(),

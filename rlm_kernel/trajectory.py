@@ -15,11 +15,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from .errors import RLMError
 from .events import Event, RootToken, event_from_dict
 
 __all__ = [
     "TrajectoryWriter",
     "load",
+    "TrajectoryError",
     "iter_events",
     "default_log_dir",
     "notebook_metadata",
@@ -67,22 +69,52 @@ class TrajectoryWriter:
                 self._file = None
 
 
+class TrajectoryError(RLMError, ValueError):
+    """A line of a trajectory file, other than a half-written last one, is not an event."""
+
+
+def _event(raw: bytes) -> Event:
+    data = json.loads(raw.decode("utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"a JSON {type(data).__name__}, not an object")
+    return event_from_dict(data)
+
+
 def iter_events(path: str | os.PathLike[str]) -> Iterator[Event]:
-    """Events of a trajectory file; a half-written last line (a crash mid-write) is skipped."""
-    with Path(path).open(encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if not line:
+    """Events of a trajectory file; a half-written last line (a crash mid-write) is skipped.
+
+    Raises ``TrajectoryError`` (file and line number) for a bad line anywhere else."""
+    bad: tuple[int, Exception] | None = None
+    with Path(path).open("rb") as f:
+        for number, raw in enumerate(f, start=1):
+            if not raw.strip():
                 continue
+            if bad is not None:  # the bad line was not the last
+                raise _error(path, *bad) from bad[1]
             try:
-                data = json.loads(line)
-            except json.JSONDecodeError:
+                event = _event(raw)
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                bad = (number, exc)  # fine if it turns out to be the last line
                 continue
-            yield event_from_dict(data)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise _error(path, number, exc) from exc
+            yield event
+
+
+def _error(path: str | os.PathLike[str], number: int, exc: Exception) -> TrajectoryError:
+    if isinstance(exc, json.JSONDecodeError):
+        reason = f"invalid JSON: {exc.msg} at column {exc.colno}"
+    elif isinstance(exc, UnicodeDecodeError):
+        reason = "invalid UTF-8"
+    elif isinstance(exc, KeyError):
+        reason = f"unknown or missing kind {exc}"
+    else:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return TrajectoryError(f"{path}, line {number}: not a trajectory event ({reason})")
 
 
 def load(path: str | os.PathLike[str]) -> list[Event]:
-    """Read a run back from its JSONL trajectory."""
+    """Read a run back from its JSONL trajectory (see ``iter_events``)."""
     return list(iter_events(path))
 
 

@@ -1,17 +1,38 @@
 """Tokens and cost, derived from events: one source of truth, children included.
 
-Prices are US dollars per million tokens. A model missing from the table has an
-unknown cost (``None``), never zero. Add your own with :func:`set_price`.
+Prices are US dollars per million tokens. A model missing from every table has an
+unknown cost (``None``), never zero. A client's own prices (``prices=`` in
+``backend_kwargs``) come first; :data:`PRICES` is the process-wide table behind
+them, which :func:`set_price` changes for every client of the process.
+
+This module imports no other part of rlm_kernel at import time, so that the LM
+port and the events can share :class:`UsageRecord` and :class:`Price`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeGuard
 
-from .events import Event, RootReply, SubcallFinished
+if TYPE_CHECKING:
+    from .events import Event, RootReply, SubcallFinished
 
-__all__ = ["Price", "PRICES", "set_price", "price_for", "cost_of", "Tally", "Usage", "summarize"]
+__all__ = [
+    "Price",
+    "Prices",
+    "PRICES",
+    "set_price",
+    "as_price",
+    "as_prices",
+    "price_for",
+    "cost_of",
+    "UsageRecord",
+    "Tally",
+    "Usage",
+    "is_lm_call",
+    "summarize",
+]
 
 
 @dataclass(frozen=True)
@@ -20,6 +41,14 @@ class Price:
     output: float
     cached_input: float | None = None  # None: cached tokens cost the same as input
 
+    def cost(self, input_tokens: int, output_tokens: int, cached_tokens: int = 0) -> float:
+        """Dollars for one call; ``input_tokens`` includes ``cached_tokens``."""
+        cached_rate = self.input if self.cached_input is None else self.cached_input
+        fresh = max(input_tokens - cached_tokens, 0)
+        return (fresh * self.input + cached_tokens * cached_rate + output_tokens * self.output) / 1e6
+
+
+Prices = Mapping[str, Price]
 
 # Public list prices, USD per 1M tokens. Matched by longest prefix of the model name.
 PRICES: dict[str, Price] = {
@@ -42,22 +71,97 @@ PRICES: dict[str, Price] = {
 
 
 def set_price(model: str, input: float, output: float, cached_input: float | None = None) -> None:
-    """Register or override the price of a model (or of every model starting with ``model``)."""
+    """Register or override the price of a model (or of every model starting with ``model``) in the
+    process-wide table, for every client. To price one client only, pass ``prices=`` to it instead."""
     PRICES[model] = Price(input, output, cached_input)
 
 
-def price_for(model: str) -> Price | None:
-    best = max((k for k in PRICES if model == k or model.startswith(k)), key=len, default=None)
-    return PRICES[best] if best is not None else None
+def as_price(value: Any) -> Price:
+    """A :class:`Price` from the forms ``backend_kwargs`` can hold (they may come from JSON or a
+    profile): a ``Price``, ``(input, output[, cached_input])`` or ``{"input":, "output":,
+    "cached_input":}``."""
+    from .errors import ConfigError
+
+    try:
+        if isinstance(value, Price):
+            return value
+        if isinstance(value, Mapping):
+            return Price(float(value["input"]), float(value["output"]), _rate(value.get("cached_input")))
+        if isinstance(value, (list, tuple)) and len(value) in (2, 3):
+            return Price(float(value[0]), float(value[1]), _rate(value[2] if len(value) == 3 else None))
+    except (KeyError, TypeError, ValueError):
+        pass
+    raise ConfigError(
+        f"Bad price {value!r}: give (input, output[, cached_input]) in US dollars per million tokens."
+    )
 
 
-def cost_of(model: str, input_tokens: int, output_tokens: int, cached_tokens: int = 0) -> float | None:
-    price = price_for(model)
-    if price is None:
-        return None
-    cached_rate = price.input if price.cached_input is None else price.cached_input
-    fresh = max(input_tokens - cached_tokens, 0)
-    return (fresh * price.input + cached_tokens * cached_rate + output_tokens * price.output) / 1e6
+def _rate(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def as_prices(value: Mapping[str, Any] | None) -> dict[str, Price]:
+    """A client's ``prices=`` argument, model name (or prefix) to price, checked once at construction."""
+    from .errors import ConfigError
+
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"prices must map model names to prices, got {type(value).__name__}.")
+    return {str(model): as_price(price) for model, price in value.items()}
+
+
+def _longest(table: Prices, model: str) -> Price | None:
+    best = max((k for k in table if model == k or model.startswith(k)), key=len, default=None)
+    return table[best] if best is not None else None
+
+
+def price_for(model: str, prices: Prices | None = None) -> Price | None:
+    """The price of ``model``: from ``prices`` (a client's own) by longest prefix, else from the table."""
+    return (_longest(prices, model) if prices else None) or _longest(PRICES, model)
+
+
+def cost_of(
+    model: str,
+    input_tokens: int,
+    output_tokens: int,
+    cached_tokens: int = 0,
+    *,
+    price: Price | None = None,
+) -> float | None:
+    """Dollars for one call at ``price``, else at the table's price for ``model``; None when unknown."""
+    price = price or price_for(model)
+    return None if price is None else price.cost(input_tokens, output_tokens, cached_tokens)
+
+
+@dataclass(frozen=True)
+class UsageRecord:
+    """What one LM call used. The field names are those of :class:`~rlm_kernel.events.RootReply` and
+    :class:`~rlm_kernel.events.SubcallFinished`, so a record goes into an event (``**record.fields()``)
+    and comes out of one (:meth:`of`) without changing the events' JSON form."""
+
+    input_tokens: int = 0  # the whole prompt, cached tokens included
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cost: float | None = None  # None: the model has no known price
+
+    @classmethod
+    def of(cls, source: Any) -> UsageRecord:
+        """The record of anything that carries the four fields: an event, or a ``Completion``."""
+        return cls(source.input_tokens, source.output_tokens, source.cached_tokens, source.cost)
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def fields(self) -> dict[str, Any]:
+        """Keyword arguments for an event."""
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cached_tokens": self.cached_tokens,
+            "cost": self.cost,
+        }
 
 
 @dataclass
@@ -77,6 +181,9 @@ class Tally:
         self.cached_tokens += cached_tokens
         self.cost = None if cost is None or self.cost is None else self.cost + cost
 
+    def add_record(self, record: UsageRecord) -> None:
+        self.add(record.input_tokens, record.output_tokens, record.cached_tokens, record.cost)
+
     @property
     def tokens(self) -> int:
         return self.input_tokens + self.output_tokens
@@ -94,7 +201,9 @@ class Usage:
     by_depth: dict[int, Tally] = field(default_factory=dict)
 
     def add(self, event: RootReply | SubcallFinished) -> None:
-        args = (event.input_tokens, event.output_tokens, event.cached_tokens, event.cost)
+        from .events import RootReply
+
+        record = UsageRecord.of(event)
         is_root = isinstance(event, RootReply) and event.depth == 0
         for tally in (
             self.total,
@@ -102,7 +211,7 @@ class Usage:
             self.by_model.setdefault(event.model, Tally()),
             self.by_depth.setdefault(event.depth, Tally()),
         ):
-            tally.add(*args)
+            tally.add_record(record)
 
     def __str__(self) -> str:
         cost = "unknown" if self.total.cost is None else f"${self.total.cost:.4f}"
@@ -113,11 +222,18 @@ class Usage:
         )
 
 
-def summarize(events: Iterable[Event]) -> Usage:
-    """Usage from a run's events. Sub-calls that produced a child run (``rlm``) are counted
+def is_lm_call(event: Event) -> TypeGuard[RootReply | SubcallFinished]:
+    """Whether ``event`` ends one LM call. Sub-calls that produced a child run (``rlm``) are counted
     through that child's own LM events, not twice."""
+    from .events import RootReply, SubcallFinished
+
+    return isinstance(event, RootReply) or (isinstance(event, SubcallFinished) and event.call_kind == "llm")
+
+
+def summarize(events: Iterable[Event]) -> Usage:
+    """Usage from a run's events, children included."""
     usage = Usage()
     for event in events:
-        if isinstance(event, RootReply) or (isinstance(event, SubcallFinished) and event.call_kind == "llm"):
+        if is_lm_call(event):
             usage.add(event)
     return usage

@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import cache, lru_cache
+from itertools import islice
 from typing import Any
 
 from .helpers import rows_of, search_text
@@ -68,9 +69,9 @@ def shape_of(context: Any) -> str:
         lines = context.count("\n") + 1
         return "lines" if lines >= 20 and len(context) / lines < 2000 else "text"
     if isinstance(context, Mapping):
-        values = list(context.values())[:20]
+        values = list(islice(context.values(), 20))
     elif isinstance(context, Sequence) and not isinstance(context, (bytes, bytearray)):
-        values = list(context[:20])
+        values = list(islice(context, 20))  # a deque takes no slice
     else:
         return "other"
     if values and all(_flat(v) for v in values):

@@ -10,6 +10,8 @@ from typing import Any
 
 from kernel_session import KernelSession
 
+from rlm_kernel.messages import PROTOCOL_VERSION, CellInserted, Message
+
 _cells = itertools.count(1)
 
 
@@ -20,7 +22,12 @@ class FrontEnd:
     may return other code (a human edit) or None (leave the cell waiting).
     """
 
-    def __init__(self, kernel: KernelSession, on_propose: Callable[[dict], str | None] | None = None) -> None:
+    def __init__(
+        self,
+        kernel: KernelSession,
+        on_propose: Callable[[dict], str | None] | None = None,
+        version: int = PROTOCOL_VERSION,
+    ) -> None:
         self.kernel = kernel
         self.comm_id = uuid.uuid4().hex
         self.on_propose = on_propose or (lambda data: data["code"])
@@ -33,11 +40,11 @@ class FrontEnd:
                 {
                     "comm_id": self.comm_id,
                     "target_name": "rlm_kernel",
-                    "data": {"frontend": "tests", "version": 1},
+                    "data": {"frontend": "tests", "version": version},
                 },
             )
         )
-        assert self.next("welcome")["version"] == 1
+        assert self.next("welcome")["version"] == PROTOCOL_VERSION
 
     def received(self, kind: str | None = None) -> list[dict]:
         return [
@@ -61,8 +68,8 @@ class FrontEnd:
             assert left > 0, f"no {kinds} within {timeout} s; got {[d['type'] for d in received]}"
             self.kernel.pump(lambda m: m["msg_type"] == "comm_msg", min(left, 0.5))
 
-    def send(self, kind: str, **data: Any) -> None:
-        self.kernel.comm_send(self.comm_id, {"type": kind, **data})
+    def send(self, message: Message) -> None:
+        self.kernel.comm_send(self.comm_id, message.to_dict())
 
     def run_cell(self, code: str, cell_id: str | None = None, timeout: float = 30) -> str:
         cell_id = cell_id or f"cell-{next(_cells)}"
@@ -87,7 +94,7 @@ class FrontEnd:
         """Insert the proposed cell; run it unless the test holds it back. Returns the cell's msg id."""
         cell_id = f"step-{proposal['run_id']}-{proposal['step']}"
         self.cells[proposal["step"]] = cell_id
-        self.send("cell_inserted", run_id=proposal["run_id"], step=proposal["step"], cell_id=cell_id)
+        self.send(CellInserted(run_id=proposal["run_id"], step=proposal["step"], cell_id=cell_id))
         code = self.on_propose(proposal)
         if code is None:
             self.waiting = proposal

@@ -4,7 +4,7 @@
  * action goes to the panel this controller was made for.
  */
 
-import type { ISessionContext, ISessionContextDialogs } from '@jupyterlab/apputils';
+import { Notification, type ISessionContext, type ISessionContextDialogs } from '@jupyterlab/apputils';
 import { MarkdownCell, type Cell } from '@jupyterlab/cells';
 import { NotebookActions, runCell, type INotebookCellExecutor, type NotebookPanel } from '@jupyterlab/notebook';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
@@ -20,6 +20,7 @@ import {
   parseKernelMsg,
   readCellMeta,
   savedEvents,
+  versionProblem,
   type FrontendMsg,
   type KernelMsg,
   type Mode,
@@ -43,6 +44,8 @@ export class RlmNotebook implements IDisposable {
   private comm: Kernel.IComm | null = null;
   private kernel: Kernel.IKernelConnection | null = null;
   private kernelIsRlm = false;
+  /** A kernel that speaks another protocol: not asked again until the notebook's kernel changes. */
+  private refused: Kernel.IKernelConnection | null = null;
   private generation = 0;
   private frame = 0;
   private _isDisposed = false;
@@ -156,6 +159,9 @@ export class RlmNotebook implements IDisposable {
       void this.sync();
       return;
     }
+    if (status === 'restarting' || status === 'autorestarting') {
+      this.refused = null; // the package may have been reinstalled: ask the new process again
+    }
     this.apply(commAction(this.comm !== null, this.kernelIsRlm, status));
   }
 
@@ -191,7 +197,7 @@ export class RlmNotebook implements IDisposable {
 
   private open(): void {
     const kernel = this.kernel;
-    if (kernel === null || kernel.isDisposed || this._isDisposed) {
+    if (kernel === null || kernel.isDisposed || this._isDisposed || kernel === this.refused) {
       return;
     }
     let comm: Kernel.IComm;
@@ -214,6 +220,22 @@ export class RlmNotebook implements IDisposable {
     };
     this.comm = comm;
     comm.open({ ...openData() });
+    this.scheduleUpdate();
+  }
+
+  /** The kernel speaks another protocol: say so once, in one line, and leave its runs in their
+   * ``%%rlm`` cells (the kernel's fallback) rather than guess at its messages. */
+  private refuse(problem: string): void {
+    const comm = this.comm;
+    this.comm = null;
+    this.refused = this.kernel;
+    console.warn(`rlm-kernel: ${problem}`);
+    Notification.warning(problem, { autoClose: false });
+    try {
+      comm?.close();
+    } catch {
+      // Already gone with its kernel.
+    }
     this.scheduleUpdate();
   }
 
@@ -245,6 +267,11 @@ export class RlmNotebook implements IDisposable {
     const msg = parseKernelMsg(data);
     if (msg === null) {
       return; // a message type (or shape) this version does not know: ignored, as the protocol says
+    }
+    const problem = msg.type === 'welcome' ? versionProblem(msg.version) : null;
+    if (problem !== null) {
+      this.refuse(problem);
+      return;
     }
     // A proposal seen before (say, sent again after a reconnection) already has its cell.
     const existing = msg.type === 'propose_step' ? this.log.proposalCell(msg.run_id, msg.step) : null;

@@ -13,6 +13,7 @@
 
 import type {
   KernelMsg,
+  RunEndedEvent,
   Mode,
   ProposeStepMsg,
   RLMEvent,
@@ -22,6 +23,8 @@ import type {
   SubcallFinishedEvent,
   SubcallStartedEvent
 } from './protocol';
+
+type StopReason = RunEndedEvent['stop'];
 
 export type CallStatus = 'running' | 'done' | 'error' | 'cancelled';
 /** `waiting`: proposed, its cell not run yet; `stopped`: the run ended before the step did. */
@@ -94,7 +97,6 @@ export interface RunView {
   root: Tally;
   /** Everything: root replies at any depth and `llm` sub-calls. */
   totals: Tally;
-  hints: string[];
   /** What a reader of the result should know (an answer given without code, a looping reply). */
   warnings: string[];
   /** Pieces (about tokens) of the root reply being written, while one is; else 0. */
@@ -149,10 +151,6 @@ export function stepTally(step: StepView): Tally {
 /** Code that steers a run rather than joining it (the kernel's rule in notebook.py). */
 export function isRlmCommand(source: string): boolean {
   return /^\s*%%?rlm\b/.test(source);
-}
-
-function cancelledError(error: string | null): boolean {
-  return error !== null && (error === 'cancelled' || error.startsWith('Run cancelled'));
 }
 
 export class RunLog {
@@ -272,7 +270,7 @@ export class RunLog {
     this.humanCells = [];
     if (run !== null && run.status === 'running') {
       run.error = `Lost the kernel's connection: ${reason}.`;
-      this.end(run, null, run.error);
+      this.end(run, null, 'error');
     }
     this.changed();
   }
@@ -392,16 +390,16 @@ export class RunLog {
     run.answer = msg.answer;
     run.error = msg.error;
     run.usage = msg.usage;
-    this.end(run, msg.answer, msg.error);
+    this.end(run, msg.answer, msg.stop);
     if (this.activeRunId === msg.run_id) {
       this.activeRunId = null;
     }
     this.humanCells = [];
   }
 
-  private end(run: RunView, answer: string | null, error: string | null): void {
+  private end(run: RunView, answer: string | null, stop: StopReason): void {
     const answered = answer !== null && answer.trim() !== ''; // an empty answer is no answer (the kernel says why)
-    run.status = answered ? 'done' : cancelledError(error) ? 'stopped' : 'error';
+    run.status = answered ? 'done' : stop === 'user' || stop === 'interrupt' ? 'stopped' : 'error';
     run.writing = 0;
     run.paused = false;
     run.waitingFor = null;
@@ -500,11 +498,6 @@ export class RunLog {
           this.step(run, event.step).author = 'human-edited';
         }
         break;
-      case 'hint':
-        if (!child) {
-          run.hints.push(event.text);
-        }
-        break;
       case 'warning':
         if (!child) {
           run.warnings.push(event.text);
@@ -515,7 +508,7 @@ export class RunLog {
           run.answer = event.response;
           run.error = event.error;
           run.elapsedS = event.elapsed_s;
-          this.end(run, event.response, event.error);
+          this.end(run, event.response, event.stop);
         }
         break;
     }
@@ -565,7 +558,7 @@ export class RunLog {
       return; // already ended (say, cancelled when the run ended)
     }
     run.totals.running -= 1;
-    call.status = event.error === null ? 'done' : cancelledError(event.error) ? 'cancelled' : 'error';
+    call.status = event.cancelled ? 'cancelled' : event.error === null ? 'done' : 'error';
     call.model = event.model || call.model;
     call.inputTokens = event.input_tokens;
     call.outputTokens = event.output_tokens;
@@ -594,7 +587,13 @@ export class RunLog {
     const parent = this.byId.get(event.parent_id);
     let top: [string, number | null] | undefined;
     if (parent !== undefined) {
-      top = [parent.runId, this.spawningStep(parent)];
+      // The rlm_query call that started the child names its step; trajectories saved before the
+      // call id was sent fall back to the latest step with a child call running.
+      const call =
+        event.kind === 'run_started' && event.parent_call_id !== null
+          ? this.calls.get(event.parent_call_id)
+          : undefined;
+      top = [parent.runId, call !== undefined ? call.step : this.spawningStep(parent)];
     } else {
       top = this.children.get(event.parent_id); // a grandchild: same top run and step
     }
@@ -637,7 +636,6 @@ export class RunLog {
         looseCalls: [],
         root: emptyTally(),
         totals: emptyTally(),
-        hints: [],
         warnings: [],
         writing: 0,
         saved: false,

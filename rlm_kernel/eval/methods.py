@@ -140,7 +140,6 @@ async def _rlm(task: Task, settings: Settings, log_dir: Path | None, *, subcalls
 
 async def _base(task: Task, settings: Settings, log_dir: Path | None) -> Outcome:
     from ..lm import make_lm
-    from ..usage import cost_of
 
     kwargs = settings.root_kwargs()
     if settings.timeout is not None:  # one try, as long as the rollout may take: a slow model reads long
@@ -162,9 +161,7 @@ async def _base(task: Task, settings: Settings, log_dir: Path | None) -> Outcome
         root_input_tokens=completion.input_tokens,
         root_output_tokens=completion.output_tokens,
         calls=1,
-        cost=cost_of(
-            completion.model, completion.input_tokens, completion.output_tokens, completion.cached_tokens
-        ),
+        cost=completion.cost,
         iterations=1,
     )
 

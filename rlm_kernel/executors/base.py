@@ -1,12 +1,20 @@
-"""The executor port: runs one step of code in a namespace and reports what happened."""
+"""The executor port: where the root's code runs and the REPL's names live.
+
+The driver core talks to an executor only through this port, so the code may run in a dict of this
+process (:class:`~rlm_kernel.executors.local.LocalExecutor`) or in a kernel elsewhere, whose
+sub-calls come back as requests. An executor binds the scaffold's names, runs one step, and reports
+the step's output together with what it did to the answer and to the reserved names.
+"""
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["ExecResult", "Executor"]
+from ..protocol import FinalDirective
+
+__all__ = ["ExecResult", "StepOutcome", "Executor"]
 
 
 @dataclass(frozen=True)
@@ -27,8 +35,28 @@ class ExecResult:
         return "".join(parts)
 
 
+@dataclass(frozen=True)
+class StepOutcome:
+    """A step's result and the state of the REPL after it: the answer, and names put back."""
+
+    result: ExecResult
+    answer_ready: bool = False
+    answer: str = ""
+    restored: tuple[str, ...] = ()
+
+
 @runtime_checkable
 class Executor(Protocol):
-    namespace: MutableMapping[str, Any]
+    def bind(
+        self, context: Any, subcalls: Any | None, helpers: Mapping[str, Callable[..., Any]] | None
+    ) -> None:
+        """Put the run's names (``context``, the sub-call functions, ``answer``, ...) in place."""
 
-    def execute(self, code: str, *, step: int) -> ExecResult: ...
+    def execute(self, code: str, *, step: int) -> StepOutcome:
+        """Run one step and settle the REPL after it."""
+
+    def resolve(self, directive: FinalDirective) -> tuple[str | None, str | None]:
+        """The value a FINAL or FINAL_VAR names: (content, problem)."""
+
+    def close(self) -> list[str]:
+        """Give the user's own values back under the reserved names; returns the names restored."""

@@ -14,12 +14,13 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from contextvars import ContextVar
 from typing import Any, TextIO
 
-from ..repl import compact_traceback, register_source, step_filename
-from .base import ExecResult
+from ..protocol import FinalDirective, resolve_final
+from ..repl import Scaffold, compact_traceback, register_source, step_filename
+from .base import ExecResult, StepOutcome
 
 __all__ = ["LocalExecutor", "capture_output", "run_code"]
 
@@ -107,15 +108,43 @@ def run_code(code: str, namespace: MutableMapping[str, Any], filename: str) -> t
 
 
 class LocalExecutor:
-    """The executor for plain Python and child runs: a dict namespace of its own."""
+    """The in-process executor (plain Python, the magics, child runs): a dict namespace.
+
+    Notebook mode runs steps as the kernel's own cells in this namespace, then calls :meth:`settle`
+    with what the cell did."""
 
     def __init__(self, namespace: MutableMapping[str, Any] | None = None, tag: str = "") -> None:
         self.namespace: MutableMapping[str, Any] = namespace if namespace is not None else {}
         self.namespace.setdefault("__name__", "__rlm__")
         self.tag = tag
+        self.scaffold: Scaffold | None = None
 
-    def execute(self, code: str, *, step: int) -> ExecResult:
+    def bind(
+        self, context: Any, subcalls: Any | None, helpers: Mapping[str, Callable[..., Any]] | None
+    ) -> None:
+        self.scaffold = Scaffold(self.namespace, context, subcalls, helpers)
+
+    def run(self, code: str, *, step: int) -> ExecResult:
+        """Run the code alone, without settling the scaffold."""
         start = time.perf_counter()
         with capture_output() as (out, err):
             value, error = run_code(code, self.namespace, step_filename(step, self.tag))
         return ExecResult(out.getvalue(), err.getvalue(), value, error, time.perf_counter() - start)
+
+    def settle(self, result: ExecResult) -> StepOutcome:
+        """After a step, wherever its code ran in this namespace: reserved names back, answer read."""
+        if self.scaffold is None:
+            return StepOutcome(result)
+        restored = self.scaffold.restore()
+        return StepOutcome(result, self.scaffold.ready, self.scaffold.content, restored)
+
+    def execute(self, code: str, *, step: int) -> StepOutcome:
+        return self.settle(self.run(code, step=step))
+
+    def resolve(self, directive: FinalDirective) -> tuple[str | None, str | None]:
+        if self.scaffold is None:
+            return resolve_final(directive, dict(self.namespace))
+        return self.scaffold.resolve(directive)
+
+    def close(self) -> list[str]:
+        return self.scaffold.close() if self.scaffold is not None else []

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections.abc import Callable
 
 from ..events import Event
 from ..trajectory import notebook_metadata
 from .render import render_run
 from .state import RunState
+from .throttle import Throttle
 
 __all__ = ["WidgetView", "StepApproval"]
 
@@ -37,8 +37,7 @@ class WidgetView:
         self.controls = widgets.HBox([self.stop_button])
         self.box = widgets.VBox([self.controls, self.body])
         self._lock = threading.Lock()
-        self._timer: threading.Timer | None = None
-        self._last_flush = 0.0
+        self._throttle = Throttle(self._flush, min_interval)
         self._handle = None
         self.events: list[Event] = []
 
@@ -57,16 +56,10 @@ class WidgetView:
         with self._lock:
             self.events.append(event)
             self.state.apply(event)
-            if self._timer is None:
-                wait = max(0.0, self.min_interval - (time.monotonic() - self._last_flush))
-                self._timer = threading.Timer(wait, self._flush)
-                self._timer.daemon = True
-                self._timer.start()
+        self._throttle.poke()
 
     def _flush(self) -> None:
         with self._lock:
-            self._timer = None
-            self._last_flush = time.monotonic()
             html = render_run(self.state)
         self.body.value = html
 
@@ -75,10 +68,8 @@ class WidgetView:
         in the output's metadata (``rlm_kernel.trajectory.from_notebook`` reads it back)."""
         from IPython.display import HTML
 
+        self._throttle.close()
         with self._lock:
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
             html = render_run(self.state, answer=False)  # the Markdown answer follows it
             events = list(self.events)
         if self._handle is not None:

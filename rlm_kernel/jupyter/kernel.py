@@ -23,8 +23,9 @@ class RLMKernel(IPythonKernel):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.shell.extension_manager.load_extension("rlm_kernel")
-        self.notebook = NotebookMode(self)
-        self.shell.user_ns["__rlm_magics__"].notebook = self.notebook
+        magics = self.shell.magics_manager.registry["RLMMagics"]
+        self.notebook = NotebookMode(self, magics)
+        magics.notebook = self.notebook
 
     async def do_execute(
         self,

@@ -14,14 +14,15 @@ import os
 import re
 import shlex
 import sys
-from collections.abc import Callable
+import typing
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, Protocol
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
-from traitlets import Bool, Dict, Enum, Float, Int, Unicode
+from traitlets import Bool, Dict, Enum, Float, Int, TraitType, Unicode
 
+from ..config import RUN_SETTINGS, RLMConfig, setting_help
 from ..errors import RLMError
 from ..rlm import RLM, RLMResult
 from . import safe
@@ -36,6 +37,29 @@ KEY_ENV = {
 SUBCOMMANDS = ("config", "hint", "stop")
 
 
+def _run_settings() -> dict[str, tuple[Any, Any, str]]:
+    """name -> (type, default, help) of each setting in ``config.RUN_SETTINGS``."""
+    hints = typing.get_type_hints(RLMConfig)
+    fields = RLMConfig.__dataclass_fields__
+    return {n: (hints[n], fields[n].default, setting_help(n)) for n in RUN_SETTINGS}
+
+
+def _trait(tp: Any, default: Any, help: str) -> TraitType:
+    """The %config trait of a run setting, from its type in RLMConfig."""
+    if typing.get_origin(tp) is Literal:
+        return Enum(list(typing.get_args(tp)), default, help=help).tag(config=True)
+    args = set(typing.get_args(tp)) or {tp}
+    trait = Int if int in args else Float
+    return trait(default, allow_none=type(None) in args, help=help).tag(config=True)
+
+
+def _option(tp: Any) -> dict[str, Any]:
+    """The argparse keywords of a run setting's ``--option``."""
+    if typing.get_origin(tp) is Literal:
+        return {"choices": list(typing.get_args(tp))}
+    return {"type": int if int in (set(typing.get_args(tp)) or {tp}) else float}
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # one line for the user, not a usage dump and SystemExit
         raise UsageError(f"%rlm: {message} (%rlm? lists the options)")
@@ -48,8 +72,8 @@ def _parser() -> _Parser:
     p.add_argument("--backend", choices=["openai", "anthropic", "local", "replay"])
     p.add_argument("--model")
     p.add_argument("--sub-model")
-    p.add_argument("--max-iterations", type=int)
-    p.add_argument("--max-depth", type=int)
+    for name, (tp, _, help) in _run_settings().items():
+        p.add_argument("--" + name.replace("_", "-"), help=help.lower(), **_option(tp))
     p.add_argument("--profile", choices=["default", "small", "no_subcalls"])
     p.add_argument("--mode", choices=["auto", "step"])
     p.add_argument("--answer", choices=["markdown", "text"], help="how the answer is shown")
@@ -104,10 +128,7 @@ class RLMMagics(Magics):
         config=True
     )
     backend_kwargs = Dict(help="Extra backend_kwargs, e.g. {'base_url': ..., 'path': ...}").tag(config=True)
-    max_iterations = Int(30, help="Root turns before the run must answer").tag(config=True)
-    max_depth = Int(1, help="Depth of child RLMs (rlm_query); 1 means none").tag(config=True)
-    max_concurrency = Int(32, help="Sub-calls in flight at once").tag(config=True)
-    max_budget = Float(None, allow_none=True, help="US dollars for the whole run tree").tag(config=True)
+    locals().update({name: _trait(*spec) for name, spec in _run_settings().items()})  # RLMConfig's
     profile = Unicode("", help="Prompt profile: default, small or no_subcalls; empty: by backend").tag(
         config=True
     )
@@ -127,8 +148,7 @@ class RLMMagics(Magics):
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
-        self.active: RLM | None = None
-        self._cancel_approval: Callable[[], None] | None = None
+        self.active: Active | None = None  # the kernel's one run in progress, whichever view has it
         self.notebook: Any = None  # NotebookMode, set by the RLM Python kernel
         self._told_fallback = False
 
@@ -144,16 +164,13 @@ class RLMMagics(Magics):
             "backend",
             "model",
             "sub_model",
-            "max_iterations",
-            "max_depth",
             "profile",
             "mode",
             "answer",
             "widget",
             "log_dir",
             "record",
-            "max_concurrency",
-            "max_budget",
+            *RUN_SETTINGS,
             "backend_kwargs",
         ):
             option = getattr(opts, name, None) if opts is not None else None
@@ -180,10 +197,7 @@ class RLMMagics(Magics):
                 s["backend"],
                 kwargs,
                 sub_backend_kwargs=sub_kwargs,
-                max_iterations=s["max_iterations"],
-                max_depth=s["max_depth"],
-                max_concurrency=s["max_concurrency"],
-                max_budget=s["max_budget"],
+                **{name: s[name] for name in RUN_SETTINGS},
                 prompt_profile=s["profile"] or None,
                 log_dir=s["log_dir"] or None,
                 record=s["record"] or None,
@@ -213,7 +227,9 @@ class RLMMagics(Magics):
         if cell is None or self.notebook is None:
             return False
         if not self.notebook.connected:
-            if not self._told_fallback:
+            if self.notebook.refused is not None:  # every time: the user has something to fix
+                print(f"Steps are shown in this cell: {self.notebook.refused}")
+            elif not self._told_fallback:
                 print(
                     "Steps are shown in this cell. To get each step as a notebook cell, open the notebook "
                     "in JupyterLab with the rlm_kernel extension (pip install rlm-kernel)."
@@ -259,17 +275,14 @@ class RLMMagics(Magics):
         if command == "config":
             self._print_config()
             return
-        in_cells = self.notebook.active if self.notebook is not None else None
-        if self.active is None and in_cells is None:
+        if self.active is None:
             print(f"%rlm {command}: no run is active.")
         elif command == "hint":
             if not arg.strip():
                 raise UsageError("%rlm hint needs text: %rlm hint look at chapter 3")
-            (in_cells or self.active).hint(arg.strip())
+            self.active.hint(arg.strip())
             print("Hint noted for the root's next turn.")
         else:
-            if in_cells is not None:
-                in_cells.stop()
             self._stop()
             print("Stopped the active run.")
 
@@ -285,12 +298,16 @@ class RLMMagics(Magics):
         print("\n".join(f"{n.ljust(width)}  {v}  ({src})" for n, v, src in rows))
 
     def _stop(self) -> None:
+        """The one stop path: ``%rlm stop``, the widget's Stop button, the panel's (notebook mode)."""
         if self.active is not None:
-            self.active.cancel()
-        if self._cancel_approval is not None:
-            self._cancel_approval()
+            self.active.stop()
 
     # -- running ---------------------------------------------------------------------------------------
+    def _claim(self, run: Active) -> None:
+        if self.active is not None:
+            raise UsageError("An RLM run is active in this notebook: finish it, or %rlm stop, first.")
+        self.active = run
+
     def _view(self, job: _Job) -> Any:
         if job.settings["widget"] and getattr(self.shell, "kernel", None) is not None:
             from .display import WidgetView
@@ -303,9 +320,10 @@ class RLMMagics(Magics):
         return ConsoleView(sys.stdout, stream_tokens=False)
 
     def _run_blocking(self, job: _Job) -> RLMResult:
-        view = self._view(job)
-        self.active = job.rlm
+        self._claim(_InCell(job.rlm))
+        view = None
         try:
+            view = self._view(job)
             return job.rlm.completion(
                 job.context, job.question, namespace=self.shell.user_ns, subscribers=(view,)
             )
@@ -316,24 +334,26 @@ class RLMMagics(Magics):
     async def _run_async(self, job: _Job) -> RLMResult:
         from .display import StepApproval, WidgetView
 
-        view = self._view(job)
-        approve = None
-        if job.settings["mode"] == "step":
-            if isinstance(view, WidgetView):
-                approve = StepApproval(view)
-                self._cancel_approval = approve.cancel
-            else:
-                print("Step mode needs the notebook widget; this run goes on in auto mode.")
-        self.active = job.rlm
-        ticker = asyncio.ensure_future(_tick())
+        run = _InCell(job.rlm)
+        self._claim(run)
+        view, ticker = None, asyncio.ensure_future(_tick())
         try:
+            view = self._view(job)
+            if job.settings["mode"] == "step":
+                if isinstance(view, WidgetView):
+                    run.approval = StepApproval(view)
+                else:
+                    print("Step mode needs the notebook widget; this run goes on in auto mode.")
             return await job.rlm.acompletion(
-                job.context, job.question, namespace=self.shell.user_ns, subscribers=(view,), approve=approve
+                job.context,
+                job.question,
+                namespace=self.shell.user_ns,
+                subscribers=(view,),
+                approve=run.approval,
             )
         finally:
             ticker.cancel()
             self.active = None
-            self._cancel_approval = None
             _close(view)
 
     def _finish(self, job: _Job, result: RLMResult) -> RLMResult:
@@ -352,6 +372,29 @@ class RLMMagics(Magics):
         if result.error:
             print(f"RLM: {result.error}", file=sys.stderr)
         return result
+
+
+class Active(Protocol):
+    """A run in progress, as ``%rlm stop`` and ``%rlm hint`` see it."""
+
+    def stop(self) -> None: ...
+    def hint(self, text: str) -> None: ...
+
+
+@dataclass
+class _InCell:
+    """A run whose steps are shown in its cell (the widget or plain text)."""
+
+    rlm: RLM
+    approval: Any = None  # StepApproval in step mode
+
+    def stop(self) -> None:
+        self.rlm.cancel()
+        if self.approval is not None:
+            self.approval.cancel()
+
+    def hint(self, text: str) -> None:
+        self.rlm.hint(text)
 
 
 @dataclass

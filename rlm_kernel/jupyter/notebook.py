@@ -16,23 +16,44 @@ import threading
 import time
 from typing import Any
 
-from ..driver import ask_root
-from ..engine import Action, AskRoot, Execute, Finish, ResolveFinal
+from ..driver import Loop, Ran, Wait, ask_root
+from ..engine import AskRoot, Execute, Finish
 from ..errors import RLMError, RunCancelled
 from ..events import Event, RootToken
 from ..executors.base import ExecResult
 from ..executors.local import capture_output
 from ..lm.base import Completion
+from ..messages import (
+    COMM_TARGET,
+    PROTOCOL_VERSION,
+    CellInserted,
+    EventsMsg,
+    HintMsg,
+    Message,
+    Pause,
+    ProposeStep,
+    Resume,
+    RootProgress,
+    RunFinished,
+    RunStartedMsg,
+    RunStateMsg,
+    SetMode,
+    StepExecuted,
+    Stop,
+    Welcome,
+    parse_frontend,
+    version_problem,
+)
 from ..repl import compact_traceback
 from ..trajectory import notebook_metadata
 from . import safe
+from .flow import PAUSED, Effect, Input, Phase, advance
 from .render import render_run
 from .state import RunState
+from .throttle import Throttle
 
 __all__ = ["PROTOCOL_VERSION", "COMM_TARGET", "NotebookMode", "NotebookRun"]
 
-PROTOCOL_VERSION = 1
-COMM_TARGET = "rlm_kernel"
 FLUSH_S = 0.1  # at most ten view updates and event batches a second
 
 
@@ -42,13 +63,15 @@ def _cell_frame(filename: str) -> bool:
 
 
 class NotebookMode:
-    """One per kernel: the comm with the front end, and the run in progress."""
+    """One per kernel: the comm with the front end, and the run in progress. ``magics`` are the
+    kernel's ``%rlm`` magics, whose settings a ``set_mode`` between runs changes."""
 
-    def __init__(self, kernel: Any) -> None:
+    def __init__(self, kernel: Any, magics: Any) -> None:
         self.kernel = kernel
         self.shell = kernel.shell
+        self.magics = magics
         self.comm: Any = None
-        self.active: NotebookRun | None = None
+        self.refused: str | None = None  # why the last front end to connect was not taken
         self._last_result: Any = None
         kernel.comm_manager.register_target(COMM_TARGET, self._on_open)
         self.shell.events.register("post_run_cell", self._post_run_cell)
@@ -57,14 +80,28 @@ class NotebookMode:
     def connected(self) -> bool:
         return self.comm is not None
 
+    @property
+    def active(self) -> NotebookRun | None:
+        """The run in progress if its steps are cells; the magics keep the kernel's one registry."""
+        run = self.magics.active
+        return run if isinstance(run, NotebookRun) else None
+
     # -- the comm ----------------------------------------------------------------------------
     def _on_open(self, comm: Any, msg: dict[str, Any]) -> None:
         """A front end connected (a page reload reconnects): it learns the run in progress and the
-        step it may have missed."""
-        self.comm = comm
+        step it may have missed. One that speaks another protocol is told the kernel's, and the
+        kernel goes on showing steps in the ``%%rlm`` cell."""
+        data = msg.get("content", {}).get("data") or {}
+        welcome = Welcome(version=PROTOCOL_VERSION, active=self.active.run_id if self.active else None)
+        problem = version_problem(data.get("version"))
+        if problem is not None:
+            self.refused = problem
+            comm.send(welcome.to_dict())
+            return
+        self.comm, self.refused = comm, None
         comm.on_msg(self._on_msg)
         comm.on_close(lambda _msg: self._on_close(comm))
-        self.send("welcome", version=PROTOCOL_VERSION, active=self.active.run_id if self.active else None)
+        self.send(welcome)
         if self.active is not None:
             self.active.reconnected()
 
@@ -72,45 +109,49 @@ class NotebookMode:
         if self.comm is comm:  # another view of the notebook closing leaves this one connected
             self.comm = None
 
-    def send(self, kind: str, **data: Any) -> None:
+    def send(self, message: Message) -> None:
         if self.comm is not None:
-            self.comm.send({"type": kind, **data})
+            self.comm.send(message.to_dict())
 
     def _on_msg(self, msg: dict[str, Any]) -> None:
-        data = msg["content"]["data"]
-        kind = data.get("type")
+        message = parse_frontend(msg["content"]["data"])
         run = self.active
-        if kind == "set_mode" and run is None and data.get("mode") in ("auto", "step"):
-            self.shell.user_ns["__rlm_magics__"].mode = data["mode"]  # for the next run
+        if isinstance(message, SetMode) and run is None:
+            self.magics.mode = message.mode  # for the next run
             return
-        if run is None or data.get("run_id") not in (None, run.run_id):
+        if message is None or run is None or getattr(message, "run_id", None) not in (None, run.run_id):
             return
-        if kind == "cell_inserted":
-            run.cell_inserted(int(data["step"]), str(data["cell_id"]))
-        elif kind == "set_mode" and data.get("mode") in ("auto", "step"):
-            run.set_mode(data["mode"])
-        elif kind == "pause":
+        if isinstance(message, CellInserted):
+            run.cell_inserted(message.step, message.cell_id)
+        elif isinstance(message, SetMode):
+            run.set_mode(message.mode)
+        elif isinstance(message, Pause):
             run.pause()
-        elif kind == "resume":
+        elif isinstance(message, Resume):
             run.resume()
-        elif kind == "stop":
+        elif isinstance(message, Stop):
             run.stop()
-        elif kind == "hint" and data.get("text"):
-            run.hint(str(data["text"]))
+        elif isinstance(message, HintMsg) and message.text:
+            run.hint(message.text)
 
     # -- runs --------------------------------------------------------------------------------------
     def start(self, job: Any, origin_cell: str | None) -> NotebookRun:
-        if self.active is not None:
+        if self.magics.active is not None:
             from IPython.core.error import UsageError
 
             raise UsageError("An RLM run is active in this notebook: finish it, or %rlm stop, first.")
-        self.active = NotebookRun(self, job, origin_cell, asyncio.get_running_loop())
-        self.active.start()
-        return self.active
+        run = NotebookRun(self, job, origin_cell, asyncio.get_running_loop())
+        self.magics.active = run
+        try:
+            run.start()
+        except BaseException:
+            self.ended(run)
+            raise
+        return run
 
     def ended(self, run: NotebookRun) -> None:
-        if self.active is run:
-            self.active = None
+        if self.magics.active is run:
+            self.magics.active = None
 
     # -- cells, as the kernel executes them ------------------------------------------------------
     def _post_run_cell(self, result: Any) -> None:
@@ -146,7 +187,8 @@ class NotebookMode:
 
 
 class NotebookRun:
-    """Drives one RLMRun from notebook cells. Every method runs on the kernel's event loop."""
+    """Drives one run's :class:`~rlm_kernel.driver.Loop` from notebook cells; where it stands is a
+    :class:`~rlm_kernel.jupyter.flow.Phase`. Every method runs on the kernel's event loop."""
 
     def __init__(
         self, mode: NotebookMode, job: Any, origin_cell: str | None, loop: asyncio.AbstractEventLoop
@@ -155,10 +197,10 @@ class NotebookRun:
 
         self.mode = mode
         self.job = job
-        self.loop = loop
+        self.event_loop = loop
         self.step_mode = job.settings["mode"]
-        self.paused = False
-        self.held: Action | None = None
+        self.phase = Phase.IDLE
+        self.held: Wait | None = None
         self.pending: Execute | None = None
         self.pending_cell: str | None = None
         self.last_cell = origin_cell
@@ -166,15 +208,16 @@ class NotebookRun:
         self.state = RunState()
         self._events: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        self._flush_scheduled = False
+        self._throttle = Throttle(self._flush, FLUSH_S)
         self._writing_sent = 0
-        self._final = False
+        self._final = False  # set once the final view is shown: a late update must not replace it
         self._root_future: concurrent.futures.Future[Completion] | None = None
         self.open = job.rlm.open(
             job.context, job.question, namespace=mode.shell.user_ns, subscribers=(self._on_event,)
         )
         self.parts = self.open.parts
         self.run = self.parts.run
+        self.loop = Loop(self.parts)
         self.result: Any = None
         self._display = display(HTML(render_run(self.state)), display_id=True)
 
@@ -192,26 +235,18 @@ class NotebookRun:
             self.state.apply(event)
             if not isinstance(event, RootToken):
                 self._events.append(event.to_dict())
-            if self._flush_scheduled:
-                return
-            self._flush_scheduled = True
-        # A timer thread, not the kernel's loop: while a step's cell runs, the loop is busy, and the
-        # side panel and the view should still move. Comm and display messages are thread-safe.
-        timer = threading.Timer(FLUSH_S, self._flush)
-        timer.daemon = True
-        timer.start()
+        self._throttle.poke()  # comm and display messages are thread-safe
 
     def _flush(self) -> None:
         from IPython.display import HTML
 
-        with self._lock:  # held while sending, so a late timer cannot overwrite the final view
-            self._flush_scheduled = False
+        with self._lock:  # held while sending, so a late update cannot overwrite the final view
             events, self._events = self._events, []
             if events:
-                self.mode.send("events", run_id=self.run_id, events=events)
+                self.mode.send(EventsMsg(run_id=self.run_id, events=events))
             writing = self.state.streamed_tokens
             if writing and writing != self._writing_sent:  # the root's reply as it is written
-                self.mode.send("root_progress", run_id=self.run_id, turn=self.run.turns, tokens=writing)
+                self.mode.send(RootProgress(run_id=self.run_id, turn=self.run.turns, tokens=writing))
             self._writing_sent = writing
             if not self._final:  # the final view, with the trajectory in its metadata, is _finish's
                 self._display.update(HTML(render_run(self.state)))
@@ -219,7 +254,7 @@ class NotebookRun:
     # -- the loop ------------------------------------------------------------------------------------
     def reconnected(self) -> None:
         """Tell a newly opened front end where the run stands, and propose again a step it missed."""
-        self.mode.send("run_state", **self._state())
+        self.mode.send(self._state())
         if self.pending is not None:
             self._propose(self.pending)
 
@@ -230,63 +265,58 @@ class NotebookRun:
 
     def _propose(self, action: Execute) -> None:
         self.mode.send(
-            "propose_step",
-            run_id=self.run_id,
-            step=action.step,
-            code=action.code,
-            reply=self._reply,
-            after_cell_id=self.last_cell,
-            mode=self.step_mode,
+            ProposeStep(
+                run_id=self.run_id,
+                step=action.step,
+                code=action.code,
+                reply=self._reply,
+                after_cell_id=self.last_cell,
+                mode=self.step_mode,
+            )
         )
 
     def start(self) -> None:
         self.mode.send(
-            "run_started",
-            run_id=self.run_id,
-            cell_id=self.origin_cell,
-            mode=self.step_mode,
-            question=self.job.question,
-            model=self.run.model,
+            RunStartedMsg(
+                run_id=self.run_id,
+                cell_id=self.origin_cell,
+                mode=self.step_mode,
+                question=self.job.question,
+                model=self.run.model,
+            )
         )
-        self._perform(self.run.start())
+        self._next(self.loop.start())
 
-    def _perform(self, action: Action) -> None:
+    def _next(self, wait: Wait | Finish) -> None:
+        """Take up what the loop waits for now, as the flow table says."""
         if self.done:
             return
-        if not isinstance(action, Finish) and self.paused:
-            self.held = action
+        if isinstance(wait, Finish):
+            self._finish(wait)
             return
-        try:
-            self.parts.tree.budget.check()
-        except RLMError as exc:
-            action = self.run.abort(exc)
-        if isinstance(action, AskRoot):
-            self._ask(action)
-        elif isinstance(action, Execute):
-            self.pending, self.pending_cell = action, None
-            self._propose(action)
-        elif isinstance(action, ResolveFinal):
-            self._perform(self.run.receive_final(*self.parts.scaffold.resolve(action.directive)))
-        elif isinstance(action, Finish):
-            self._finish(action)
-
-    def _ask(self, action: AskRoot) -> None:
-        future = self.parts.tree.pool.submit(ask_root(self.parts, action), bounded=False)
-        self._root_future = future
-        future.add_done_callback(lambda f: self.loop.call_soon_threadsafe(self._replied, f))
+        self.phase, effect = advance(self.phase, Input.ASK if isinstance(wait, AskRoot) else Input.STEP)
+        if effect is Effect.HOLD:
+            self.held = wait
+        elif isinstance(wait, AskRoot):
+            future = self.parts.tree.pool.submit(ask_root(self.parts, wait), bounded=False)
+            self._root_future = future
+            future.add_done_callback(lambda f: self.event_loop.call_soon_threadsafe(self._replied, f))
+        else:
+            self.pending, self.pending_cell = wait, None
+            self._propose(wait)
 
     def _replied(self, future: concurrent.futures.Future[Completion]) -> None:
         if self.done or future is not self._root_future:
             return
+        self._root_future = None
         try:
             completion = future.result()
         except concurrent.futures.CancelledError:
-            self._perform(self.run.abort(RunCancelled()))
-            return
+            self._next(self.loop.throw(RunCancelled()))
         except RLMError as exc:
-            self._perform(self.run.abort(exc))
-            return
-        self._perform(self.run.receive_reply(completion))
+            self._next(self.loop.throw(exc))
+        else:
+            self._next(self.loop.send(completion))
 
     # -- cells ---------------------------------------------------------------------------------------
     def cell_inserted(self, step: int, cell_id: str) -> None:
@@ -304,78 +334,77 @@ class NotebookRun:
     ) -> None:
         if self.done:
             return
-        scaffold = self.parts.scaffold
+        outcome = self.parts.executor.settle(result)
         if self._is_step(cell_id):
             step = self.pending
             assert step is not None
-            if code.strip() != step.code.strip():
-                self.run.human_edit(step.step, step.code, code)
             self.pending, self.pending_cell, self.last_cell = None, None, cell_id
-            restored = scaffold.restore()
             self.mode.send(
-                "step_executed",
-                run_id=self.run_id,
-                step=step.step,
-                cell_id=cell_id,
-                edited=code.strip() != step.code.strip(),
-                error=result.error is not None,
+                StepExecuted(
+                    run_id=self.run_id,
+                    step=step.step,
+                    cell_id=cell_id,
+                    edited=code.strip() != step.code.strip(),
+                    error=result.error is not None,
+                )
             )
-            action = self.run.receive_execution(
-                result, answer_ready=scaffold.ready, answer=scaffold.content, restored=restored
-            )
+            wait = self.loop.send(Ran(code, outcome))
             # An interrupted step is recorded with its output, then the run stops where it was.
-            self._perform(self.run.abort(RunCancelled("interrupted")) if interrupted else action)
+            self._next(self.loop.throw(RunCancelled.interrupted()) if interrupted else wait)
             return
         if interrupted:
-            self._perform(self.run.abort(RunCancelled("interrupted")))
+            self._root_future = None
+            self._next(self.loop.throw(RunCancelled.interrupted()))
             return
         self.run.human_step(code, result.text(), result.error, result.elapsed_s)
-        scaffold.restore()
-        if scaffold.ready:
-            self._perform(self.run.human_answer(scaffold.content))
+        if outcome.answer_ready:
+            self._next(self.loop.end(self.run.human_answer(outcome.answer)))
 
     # -- controls ------------------------------------------------------------------------------------
     def set_mode(self, mode: str) -> None:
         self.step_mode = mode
-        self.mode.send("run_state", **self._state())
+        self.mode.send(self._state())
 
     def pause(self) -> None:
-        self.paused = True
-        self.mode.send("run_state", **self._state())
+        self.phase, _ = advance(self.phase, Input.PAUSE)
+        self.mode.send(self._state())
 
     def resume(self) -> None:
-        self.paused = False
-        self.mode.send("run_state", **self._state())
-        held, self.held = self.held, None
-        if held is not None:
-            self._perform(held)
+        self.phase, effect = advance(self.phase, Input.RESUME)
+        self.mode.send(self._state())
+        if effect is Effect.RELEASE:
+            held, self.held = self.held, None
+            assert held is not None
+            self._next(held)
 
     def stop(self) -> None:
         if self.done:
             return
-        self.paused = False
         self.parts.tree.cancel()
-        self._perform(self.run.abort(RunCancelled()))
+        self._root_future = None
+        self._next(self.loop.throw(RunCancelled()))
 
     def hint(self, text: str) -> None:
         if not self.done:
             self.run.hint(text)
 
-    def _state(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "mode": self.step_mode,
-            "paused": self.paused,
-            "waiting_for": self.pending.step if self.pending else None,
-        }
+    def _state(self) -> RunStateMsg:
+        return RunStateMsg(
+            run_id=self.run_id,
+            mode=self.step_mode,
+            paused=self.phase in PAUSED,
+            waiting_for=self.pending.step if self.pending else None,
+        )
 
     def _finish(self, finish: Finish) -> None:
         """Release the run; its view in the ``%%rlm`` cell ends with the answer or the reason it stopped,
         and keeps the trajectory in its metadata."""
         from IPython.display import HTML
 
+        self.phase, _ = advance(self.phase, Input.END)
         self.result = self.open.close(finish)
         self.mode.shell.user_ns[self.job.out] = self.result
+        self._throttle.close()
         self._flush()
         with self._lock:
             self._final = True
@@ -383,12 +412,14 @@ class NotebookRun:
                 HTML(render_run(self.state)), metadata=notebook_metadata(self.result.trajectory)
             )
         self.mode.send(
-            "run_finished",
-            run_id=self.run_id,
-            answer=finish.response,
-            answer_markdown=None if finish.response is None else safe.markdown_source(finish.response),
-            error=finish.error,
-            after_cell_id=self.last_cell,
-            usage=str(self.result.usage),
+            RunFinished(
+                run_id=self.run_id,
+                answer=finish.response,
+                answer_markdown=None if finish.response is None else safe.markdown_source(finish.response),
+                error=finish.error,
+                stop=finish.stop,  # type: ignore[arg-type]
+                after_cell_id=self.last_cell,
+                usage=str(self.result.usage),
+            )
         )
         self.mode.ended(self)

@@ -122,7 +122,7 @@ def _row(row: CallRow, show_depth: bool, live: bool) -> str:
     done = row.status != "running"
     tokens = f"{row.input_tokens:,} in / {row.output_tokens:,} out" if done else ""
     latency = f"{row.latency_s:.2f} s" if done and row.latency_s is not None else ""
-    reply = row.error if row.error and row.error != "cancelled" else row.reply
+    reply = row.error if row.error and row.status != "cancelled" else row.reply
     depth = f'<td style="{_NUM}">{row.depth}</td>' if show_depth else ""
     return (
         f'<tr><td style="{_TD}">{_STATUS.get(row.status, safe.text(row.status))}</td>'

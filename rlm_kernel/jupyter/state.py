@@ -87,6 +87,7 @@ class RunState:
         self.elapsed: float | None = None
         self.usage = Usage()
         self._child_step: dict[str, int] = {}  # child run id -> top-level step
+        self._call_step: dict[str, int] = {}  # the top run's sub-call id -> its step
 
     def _step_of(self, event: Event, step: int | None) -> StepView | None:
         if event.run_id == self.run_id:
@@ -108,7 +109,13 @@ class RunState:
                 self.run_id, self.model, self.sub_model = event.run_id, event.model, event.sub_model
                 self.question = event.question
             elif event.parent_id is not None:
-                parent_step = self._child_step.get(event.parent_id, self.current_step)
+                parent_step = (
+                    self._call_step.get(event.parent_call_id or "")
+                    if event.parent_id == self.run_id
+                    else self._child_step.get(event.parent_id)
+                )
+                if parent_step is None:  # a trajectory from before runs named their call
+                    parent_step = self.current_step
                 if parent_step is not None:
                     self._child_step[event.run_id] = parent_step
         elif isinstance(event, RootToken) and top:
@@ -144,6 +151,8 @@ class RunState:
             view = self.steps.setdefault(event.step, StepView(event.step))
             view.output, view.error, view.elapsed_s = event.output, event.error, event.elapsed_s
         elif isinstance(event, SubcallStarted):
+            if top and event.step is not None:
+                self._call_step[event.call_id] = event.step
             if (view := self._step_of(event, event.step)) is not None:
                 view.calls[event.call_id] = CallRow(
                     event.call_id,
@@ -160,7 +169,7 @@ class RunState:
             view = self._step_of(event, event.step)
             row = view.calls.get(event.call_id) if view is not None else None
             if row is not None:
-                row.status = "cancelled" if event.error == "cancelled" else "error" if event.error else "done"
+                row.status = "cancelled" if event.cancelled else "error" if event.error else "done"
                 row.input_tokens, row.output_tokens = event.input_tokens, event.output_tokens
                 row.latency_s, row.cost, row.error = event.latency_s, event.cost, event.error
                 row.reply = event.response_preview

@@ -1,6 +1,8 @@
 """LM backends behind one factory: ``make_lm(backend, backend_kwargs)``.
 
-Backends are imported lazily, so using one never imports the others' SDKs.
+Backends are imported lazily, so using one never imports the others' SDKs. Every backend takes
+``prices={"model-or-prefix": (input, output, cached_input)}`` (US dollars per million tokens):
+that client's own prices, before the process-wide table of :mod:`rlm_kernel.usage`.
 """
 
 from __future__ import annotations
@@ -9,9 +11,18 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from .base import Completion, LMClient, Message, estimate_tokens
+from .base import BaseLM, Completion, LMClient, Message, estimate_tokens, price_of
 
-__all__ = ["make_lm", "Completion", "LMClient", "Message", "estimate_tokens", "DEFAULT_MODELS"]
+__all__ = [
+    "make_lm",
+    "BaseLM",
+    "Completion",
+    "LMClient",
+    "Message",
+    "estimate_tokens",
+    "price_of",
+    "DEFAULT_MODELS",
+]
 
 DEFAULT_MODELS = {"openai": "gpt-5-mini", "anthropic": "claude-sonnet-4-5"}
 _LOCAL_N_CTX = 8192
@@ -36,7 +47,9 @@ def make_lm(backend: str, kwargs: dict[str, Any] | None = None, *, model: str | 
         path = kw.pop("path", None) or kw.pop("recording", None)
         if path is None:
             raise ConfigError("The replay backend needs backend_kwargs={'path': 'recording.jsonl'}.")
-        return ReplayLM(path, model_name=name, context_window=kw.get("context_window"))
+        return ReplayLM(
+            path, model_name=name, context_window=kw.get("context_window"), prices=kw.get("prices")
+        )
     if backend == "local":
         return _local(name, kw)
     raise ConfigError(f"Unknown backend {backend!r}: choose openai, anthropic, local or replay.")
@@ -46,7 +59,7 @@ def _local(name: str | None, kw: dict[str, Any]) -> LMClient:
     """llama.cpp's server in-process (xllamacpp), spoken to through the OpenAI SDK. ``model_name`` may
     name a bundled model (``qwen2.5-coder-1.5b``), fetched on first use; ``model_path`` any GGUF."""
     from .. import models
-    from ..usage import set_price
+    from ..usage import as_prices
     from .llama_server import shared_server
     from .openai import OpenAILM
 
@@ -59,7 +72,8 @@ def _local(name: str | None, kw: dict[str, Any]) -> LMClient:
     server_kw = {k: kw.pop(k) for k in ("n_threads", "n_parallel") if k in kw}
     server = shared_server(path, n_ctx=n_ctx, **server_kw)
     name = name or path.stem
-    set_price(name, 0.0, 0.0, 0.0)  # a local model costs nothing per token
+    # A local model costs nothing per token: this client's own price, unless the caller gave one.
+    kw["prices"] = {name: (0.0, 0.0, 0.0), **as_prices(kw.get("prices"))}
     kw.setdefault("temperature", 0.0)
     kw.setdefault("continues_reply", True)  # llama.cpp continues a trailing assistant message
     return OpenAILM(name, base_url=server.base_url, api_key="local", context_window=n_ctx, **kw)

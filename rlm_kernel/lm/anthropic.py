@@ -2,24 +2,18 @@
 
 Messages flagged ``cache`` mark the end of a stable prefix: their last content
 block gets ``cache_control: ephemeral``, so the provider reads the prefix from
-its prompt cache on the next call. Retries and timeouts are the SDK's own.
+its prompt cache on the next call. Retries and timeouts are the SDK's own; timing,
+the text's buffering, loop detection, error mapping and the
+:class:`~rlm_kernel.lm.base.Completion` are the base class's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from rlm_kernel.errors import ProviderError
-from rlm_kernel.lm.base import (
-    Completion,
-    Message,
-    RepetitionGuard,
-    TokenCallback,
-    estimate_tokens,
-    now,
-    shared_ssl_context,
-)
+from rlm_kernel.lm.base import Message, Received, shared_ssl_context
 from rlm_kernel.lm.sdk import SDKBackend
 
 if TYPE_CHECKING:
@@ -28,7 +22,6 @@ if TYPE_CHECKING:
 __all__ = ["AnthropicLM"]
 
 PROVIDER = "Anthropic"
-KEY_VAR = "ANTHROPIC_API_KEY"
 # The API refuses a request with more than four cache breakpoints.
 MAX_CACHE_BREAKPOINTS = 4
 
@@ -66,6 +59,7 @@ class AnthropicLM(SDKBackend):
     takes no ``temperature`` argument, so the temperature travels in the request body."""
 
     provider = PROVIDER
+    finish_key = "stop_reason"
     key_var = "ANTHROPIC_API_KEY"
     base_url_var = "ANTHROPIC_BASE_URL"
     official_host = "api.anthropic.com"
@@ -106,69 +100,45 @@ class AnthropicLM(SDKBackend):
             request["extra_body"] = extra_body
         return request
 
-    async def complete(
-        self,
-        messages: list[Message],
-        *,
-        on_token: TokenCallback | None = None,
-        max_tokens: int | None = None,
-        stop: Sequence[str] | None = None,
-    ) -> Completion:
-        """Send one Messages request; stream it when ``on_token`` wants the text as it comes, and stop
-        reading a stream that has fallen into a loop (``stop_reason`` ``repetition``)."""
+    def _sdk_module(self) -> ModuleType:
         import anthropic
 
-        client = self._sdk()
-        request = self._request(messages, max_tokens, stop)
-        started = now()
-        looped: list[str] | None = None
-        message: Any = None
-        try:
-            if on_token is None:
-                message = await client.messages.create(**request)
-            else:
-                guard = RepetitionGuard()
-                async with client.messages.stream(**request) as stream:
-                    parts: list[str] = []
-                    async for delta in stream.text_stream:
-                        on_token(delta)
-                        parts.append(delta)
-                        if guard.feed(delta):
-                            looped = parts
-                            break
-                    message = None if looped is not None else await stream.get_final_message()
-        except anthropic.APIStatusError as e:
-            raise ProviderError(PROVIDER, _status_message(e), e.status_code) from e
-        except anthropic.APIError as e:  # connection refused, timeout, a body that is not a message
-            raise ProviderError(PROVIDER, str(e)) from e
-        if message is None:  # left a looping stream before its usage came: an estimate
-            return Completion(
-                text="".join(looped or []),
-                model=self.model_name,
-                input_tokens=sum(estimate_tokens(m["content"]) for m in messages),
-                output_tokens=len(looped or []),
-                latency_s=now() - started,
-                extra={"stop_reason": "repetition", "response_model": self.model_name},
-            )
-        usage = message.usage
-        cache_read = usage.cache_read_input_tokens or 0
-        cache_write = usage.cache_creation_input_tokens or 0
-        return Completion(
-            text="".join(block.text for block in message.content if block.type == "text"),
-            model=self.model_name,
-            # Anthropic counts cached and cache-written tokens apart; the port reports the whole prompt.
-            input_tokens=(usage.input_tokens or 0) + cache_read + cache_write,
-            output_tokens=usage.output_tokens or 0,
-            cached_tokens=cache_read,
-            latency_s=now() - started,
-            extra={"stop_reason": message.stop_reason, "response_model": message.model},
-        )
+        return anthropic
+
+    async def _send(
+        self, messages: list[Message], max_tokens: int | None, stop: Sequence[str] | None
+    ) -> Received:
+        message = await self._sdk().messages.create(**self._request(messages, max_tokens, stop))
+        return _received(message, Received(text="".join(b.text for b in message.content if b.type == "text")))
+
+    async def _stream(
+        self, messages: list[Message], max_tokens: int | None, stop: Sequence[str] | None, received: Received
+    ) -> AsyncIterator[str]:
+        async with self._sdk().messages.stream(**self._request(messages, max_tokens, stop)) as stream:
+            async for delta in stream.text_stream:
+                yield delta
+            _received(await stream.get_final_message(), received)
+
+    def _status_message(self, error: anthropic.APIStatusError) -> str:
+        """The provider's own words: ``error.message`` of the JSON body, else the raw body."""
+        if error.api_message:
+            return error.api_message
+        if isinstance(error.body, str) and error.body.strip():
+            return error.body.strip()
+        return error.message
 
 
-def _status_message(error: anthropic.APIStatusError) -> str:
-    """The provider's own words: ``error.message`` of the JSON body, else the raw body."""
-    if error.api_message:
-        return error.api_message
-    if isinstance(error.body, str) and error.body.strip():
-        return error.body.strip()
-    return error.message
+def _received(message: anthropic.types.Message, received: Received) -> Received:
+    """Fill ``received`` with the usage, stop reason and model of a whole message."""
+    usage = message.usage
+    cache_read = usage.cache_read_input_tokens or 0
+    cache_write = usage.cache_creation_input_tokens or 0
+    # Anthropic counts cached and cache-written tokens apart; the port reports the whole prompt.
+    received.tokens = (
+        (usage.input_tokens or 0) + cache_read + cache_write,
+        usage.output_tokens or 0,
+        cache_read,
+    )
+    received.finish = message.stop_reason
+    received.response_model = message.model
+    return received

@@ -3,18 +3,40 @@
 A backend turns a list of chat messages into a :class:`Completion`. The engine
 and the sub-call pool only ever see this protocol, so tests, replay and real
 providers are interchangeable.
+
+:class:`BaseLM` owns one call: it times it, buffers the streamed text, stops a
+stream that loops, maps the SDK's errors and builds the :class:`Completion`
+with its cost. A provider only sends its request and reads its reply
+(:meth:`BaseLM._send`, :meth:`BaseLM._stream`, :meth:`BaseLM._error`).
 """
 
 from __future__ import annotations
 
+import abc
+import contextlib
 import functools
 import ssl
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypedDict, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypedDict, runtime_checkable
 
-__all__ = ["Message", "Completion", "LMClient", "TokenCallback", "RepetitionGuard", "estimate_tokens"]
+from ..usage import Price, UsageRecord, as_prices, price_for
+
+if TYPE_CHECKING:
+    from ..errors import RLMError
+
+__all__ = [
+    "Message",
+    "Completion",
+    "LMClient",
+    "BaseLM",
+    "Received",
+    "TokenCallback",
+    "RepetitionGuard",
+    "estimate_tokens",
+    "price_of",
+]
 
 Role = Literal["system", "user", "assistant"]
 
@@ -30,7 +52,11 @@ TokenCallback = Callable[[str], None]
 
 @dataclass(frozen=True)
 class Completion:
-    """One LM reply with the usage the provider reported."""
+    """One LM reply with the usage the provider reported.
+
+    ``price`` is what the client that made it charges for ``model`` (its own ``prices=`` or the
+    table's, when it replied); None, as in a reply built by hand, means the process-wide table's
+    price when asked. It takes no part in equality: two replies are the same whatever they cost."""
 
     text: str
     model: str
@@ -39,6 +65,20 @@ class Completion:
     cached_tokens: int = 0
     latency_s: float = 0.0
     extra: dict = field(default_factory=dict)
+    price: Price | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def cost(self) -> float | None:
+        """US dollars for this reply; None when its model has no price anywhere."""
+        price = self.price or price_for(self.model)
+        return (
+            None if price is None else price.cost(self.input_tokens, self.output_tokens, self.cached_tokens)
+        )
+
+    @property
+    def usage(self) -> UsageRecord:
+        """Tokens and cost in the form the events carry (``RootReply(**completion.usage.fields())``)."""
+        return UsageRecord.of(self)
 
 
 @runtime_checkable
@@ -60,6 +100,141 @@ class LMClient(Protocol):
     ) -> Completion: ...
 
     async def aclose(self) -> None: ...
+
+
+def price_of(lm: LMClient, model: str | None = None) -> Price | None:
+    """What ``lm`` charges for ``model`` (its own by default): its own prices where it has any (a
+    :class:`BaseLM`, or a wrapper with a ``price`` method), else the process-wide table's."""
+    own = getattr(lm, "price", None)
+    return own(model) if callable(own) else price_for(model or lm.model_name)
+
+
+@dataclass
+class Received:
+    """What a provider read of one reply; :class:`BaseLM` makes the :class:`Completion` of it.
+
+    ``text`` None means the text is the streamed deltas, joined; ``tokens`` None means the
+    provider reported no usage (then a stream stopped for looping gets an estimate, else zeros)."""
+
+    text: str | None = None
+    tokens: tuple[int, int, int] | None = None  # input (cached included), output, cached
+    finish: str | None = None  # the provider's finish or stop reason
+    response_model: str | None = None  # the model name the server answered with; None: the client's
+    model: str | None = None  # the model to report and price, where not the client's (a replay)
+
+
+class BaseLM(abc.ABC):
+    """An :class:`LMClient` whose ``complete`` is written once. Subclasses say how to send a request
+    and read its reply, whole (:meth:`_send`) or streamed (:meth:`_stream`), and which of their
+    exceptions are the provider's errors (:meth:`_error`)."""
+
+    # The key of ``Completion.extra`` that holds the finish reason: each provider's own word.
+    finish_key: ClassVar[str] = "finish_reason"
+    # Whether a stream that falls into a loop is stopped (``finish`` "repetition").
+    guards_repetition: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        context_window: int | None = None,
+        continues_reply: bool = False,
+        prices: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.model_name = model_name
+        self.context_window = context_window
+        # Whether the server continues a trailing assistant message (llama.cpp does), so that a
+        # reply can be started for the model.
+        self.continues_reply = continues_reply
+        # This client's own prices, model name (or prefix) to price: they come before the
+        # process-wide table, so two clients of one process can price one model differently.
+        self.prices: dict[str, Price] = as_prices(prices)
+
+    def price(self, model: str | None = None) -> Price | None:
+        """What this client charges for ``model`` (its own by default); None when unknown."""
+        return price_for(model or self.model_name, self.prices)
+
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        on_token: TokenCallback | None = None,
+        max_tokens: int | None = None,
+        stop: Sequence[str] | None = None,
+    ) -> Completion:
+        """Send one request; stream it when ``on_token`` wants the text as it comes, and stop reading a
+        stream that has fallen into a loop (finish reason ``repetition``)."""
+        started = now()
+        parts: list[str] = []
+        try:
+            if on_token is None:
+                received = await self._send(messages, max_tokens, stop)
+            else:
+                received = Received()
+                guard = RepetitionGuard() if self.guards_repetition else None
+                # aclosing: leaving the loop early closes the provider's stream (and its connection) now.
+                async with contextlib.aclosing(self._stream(messages, max_tokens, stop, received)) as deltas:
+                    async for delta in deltas:
+                        if not delta:
+                            continue
+                        parts.append(delta)
+                        on_token(delta)
+                        if guard is not None and guard.feed(delta):
+                            received.finish, received.text = "repetition", None  # the text read so far
+                            break
+        except Exception as exc:
+            error = self._error(exc)
+            if error is None:
+                raise
+            raise error from exc
+        return self._completion(messages, received, parts, now() - started)
+
+    def _completion(
+        self, messages: list[Message], received: Received, parts: list[str], latency_s: float
+    ) -> Completion:
+        if received.tokens is not None:
+            tokens = received.tokens
+        elif received.finish == "repetition":  # the stream was left before its usage came: an estimate
+            tokens = (sum(estimate_tokens(m["content"]) for m in messages), len(parts), 0)
+        else:
+            tokens = (0, 0, 0)
+        model = received.model or self.model_name
+        response_model = self.model_name if received.response_model is None else received.response_model
+        return Completion(
+            text="".join(parts) if received.text is None else received.text,
+            model=model,
+            input_tokens=tokens[0],
+            output_tokens=tokens[1],
+            cached_tokens=tokens[2],
+            latency_s=latency_s,
+            extra={self.finish_key: received.finish, "response_model": response_model},
+            price=self.price(model),
+        )
+
+    @abc.abstractmethod
+    async def _send(
+        self, messages: list[Message], max_tokens: int | None, stop: Sequence[str] | None
+    ) -> Received:
+        """Send the request and read the whole reply."""
+
+    @abc.abstractmethod
+    def _stream(
+        self, messages: list[Message], max_tokens: int | None, stop: Sequence[str] | None, received: Received
+    ) -> AsyncIterator[str]:
+        """Send the request streamed: yield the text's deltas as they come, and fill ``received`` (usage,
+        finish reason) as the stream tells them. It is closed early when the reply loops."""
+
+    def _error(self, exc: Exception) -> RLMError | None:
+        """The :class:`~rlm_kernel.errors.RLMError` that ``exc`` (raised by the SDK) means; None lets
+        ``exc`` through as it is."""
+        return None
+
+    async def aclose(self) -> None:
+        """Release what the client holds; a later call may open it again."""
+        return None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.model_name!r})"
 
 
 class RepetitionGuard:

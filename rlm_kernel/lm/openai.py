@@ -1,29 +1,23 @@
 """OpenAI Chat Completions, and every server that speaks it (vLLM, llama.cpp, Ollama), on the official SDK.
 
 Retries with backoff and timeouts are the SDK's own (``max_retries``,
-``timeout``); this module only shapes the request, streams the text and turns
-the SDK's errors into :class:`~rlm_kernel.errors.ProviderError`.
+``timeout``); this module only shapes the request and reads the reply, whole or
+streamed. Timing, the text's buffering, loop detection, error mapping and the
+:class:`~rlm_kernel.lm.base.Completion` are the base class's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from rlm_kernel.errors import ProviderError
-from rlm_kernel.lm.base import (
-    Completion,
-    Message,
-    RepetitionGuard,
-    TokenCallback,
-    estimate_tokens,
-    now,
-    shared_ssl_context,
-)
+from rlm_kernel.lm.base import Message, Received, shared_ssl_context
 from rlm_kernel.lm.sdk import SDKBackend
 
 if TYPE_CHECKING:
     import openai
+    from openai.types import CompletionUsage
 
 __all__ = ["OpenAILM"]
 
@@ -83,90 +77,71 @@ class OpenAILM(SDKBackend):
         request.update(self.extra_body)
         return request
 
-    async def complete(
-        self,
-        messages: list[Message],
-        *,
-        on_token: TokenCallback | None = None,
-        max_tokens: int | None = None,
-        stop: Sequence[str] | None = None,
-    ) -> Completion:
-        """Send one chat request; stream it when ``on_token`` wants the text as it comes, and stop
-        reading a stream that has fallen into a loop (``finish_reason`` ``repetition``)."""
+    def _sdk_module(self) -> ModuleType:
         import openai
-        from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-        client = self._sdk()
-        request = self._request(messages, max_tokens, stop)
-        started = now()
-        parts: list[str] = []
-        try:
-            if on_token is None:
-                # The low-level post sends our plain dicts as they are; `chat.completions.create` would
-                # re-validate every message of the history on each turn (quadratic over a long run).
-                response = await client.post("/chat/completions", body=request, cast_to=ChatCompletion)
-                choice = response.choices[0] if response.choices else None
-                text = (choice.message.content or "") if choice else ""
-                finish = choice.finish_reason if choice else None
-                usage, model = response.usage, response.model
-            else:
-                usage, model, finish = None, self.model_name, None
-                body = {**request, "stream": True, "stream_options": {"include_usage": True}}
-                stream = await client.post(
-                    "/chat/completions",
-                    body=body,
-                    cast_to=ChatCompletion,
-                    stream=True,
-                    stream_cls=openai.AsyncStream[ChatCompletionChunk],
-                )
-                guard = RepetitionGuard()
-                async with stream:
-                    async for chunk in stream:
-                        model = chunk.model or model
-                        if chunk.usage is not None:
-                            usage = chunk.usage
-                        if not chunk.choices:
-                            continue
-                        finish = chunk.choices[0].finish_reason or finish
-                        delta = chunk.choices[0].delta.content
-                        if delta:
-                            parts.append(delta)
-                            on_token(delta)
-                            if guard.feed(delta):
-                                finish = "repetition"
-                                break
-                text = "".join(parts)
-        except openai.APIStatusError as e:
-            raise ProviderError(PROVIDER, _status_message(e), e.status_code) from e
-        except openai.APIError as e:  # connection refused, timeout, a body that is not a completion
-            raise ProviderError(PROVIDER, str(e)) from e
-        if usage is not None:
-            details = usage.prompt_tokens_details
-            tokens = (
-                usage.prompt_tokens,
-                usage.completion_tokens,
-                (details.cached_tokens or 0) if details else 0,
-            )
-        elif finish == "repetition":  # the stream was left before its usage came: an estimate
-            tokens = (sum(estimate_tokens(m["content"]) for m in messages), len(parts), 0)
-        else:
-            tokens = (0, 0, 0)
-        return Completion(
-            text=text,
-            model=self.model_name,
-            input_tokens=tokens[0],
-            output_tokens=tokens[1],
-            cached_tokens=tokens[2],
-            latency_s=now() - started,
-            extra={"finish_reason": finish, "response_model": model},
+        return openai
+
+    async def _send(
+        self, messages: list[Message], max_tokens: int | None, stop: Sequence[str] | None
+    ) -> Received:
+        # The package before its submodule: a thread that imports `openai.types.chat` first, while
+        # another thread imports `openai`, can leave one of them a partly initialised module.
+        import openai  # noqa: F401
+        from openai.types.chat import ChatCompletion
+
+        # The low-level post sends our plain dicts as they are; `chat.completions.create` would
+        # re-validate every message of the history on each turn (quadratic over a long run).
+        response = await self._sdk().post(
+            "/chat/completions", body=self._request(messages, max_tokens, stop), cast_to=ChatCompletion
+        )
+        choice = response.choices[0] if response.choices else None
+        return Received(
+            text=(choice.message.content or "") if choice else "",
+            tokens=_tokens(response.usage),
+            finish=choice.finish_reason if choice else None,
+            response_model=response.model,
         )
 
+    async def _stream(
+        self, messages: list[Message], max_tokens: int | None, stop: Sequence[str] | None, received: Received
+    ) -> AsyncIterator[str]:
+        import openai  # before its submodule, as in _send
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-def _status_message(error: openai.APIStatusError) -> str:
-    """The provider's own words: ``error.message`` of the JSON body, else the raw body."""
-    body = error.body
-    if isinstance(body, dict) and isinstance(body.get("message"), str) and body["message"]:
-        return body["message"]
-    if isinstance(body, str) and body.strip():
-        return body.strip()
-    return error.message
+        body = {**self._request(messages, max_tokens, stop), "stream": True}
+        body["stream_options"] = {"include_usage": True}  # the usage comes in a last chunk of its own
+        stream = await self._sdk().post(
+            "/chat/completions",
+            body=body,
+            cast_to=ChatCompletion,
+            stream=True,
+            stream_cls=openai.AsyncStream[ChatCompletionChunk],
+        )
+        async with stream:
+            async for chunk in stream:
+                received.response_model = chunk.model or received.response_model
+                if chunk.usage is not None:
+                    received.tokens = _tokens(chunk.usage)
+                if not chunk.choices:
+                    continue
+                received.finish = chunk.choices[0].finish_reason or received.finish
+                if delta := chunk.choices[0].delta.content:
+                    yield delta
+
+    def _status_message(self, error: openai.APIStatusError) -> str:
+        """The provider's own words: ``error.message`` of the JSON body, else the raw body."""
+        body = error.body
+        if isinstance(body, dict) and isinstance(body.get("message"), str) and body["message"]:
+            return body["message"]
+        if isinstance(body, str) and body.strip():
+            return body.strip()
+        return error.message
+
+
+def _tokens(usage: CompletionUsage | None) -> tuple[int, int, int] | None:
+    """Input (cached included), output and cached tokens, as OpenAI counts them."""
+    if usage is None:
+        return None
+    details = usage.prompt_tokens_details
+    return usage.prompt_tokens, usage.completion_tokens, (details.cached_tokens or 0) if details else 0

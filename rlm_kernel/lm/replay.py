@@ -13,12 +13,13 @@ import json
 import os
 import threading
 from collections import defaultdict, deque
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..errors import ConfigError, ReplayMismatch
-from ..usage import price_for, set_price
-from .base import Completion, LMClient, Message, TokenCallback
+from ..usage import Price, price_for
+from .base import BaseLM, Completion, LMClient, Message, Received, TokenCallback, price_of
 
 __all__ = ["request_key", "Recording", "RecordingLM", "ReplayLM"]
 
@@ -37,7 +38,7 @@ class Recording:
         self._lock = threading.Lock()
 
     def append(self, key: str, completion: Completion, *, continues_reply: bool = False) -> None:
-        price = price_for(completion.model)
+        price = completion.price or price_for(completion.model)  # the client's own price, else the table's
         finish = completion.extra.get("finish_reason") or completion.extra.get("stop_reason")
         entry = {
             "key": key,
@@ -76,44 +77,54 @@ class RecordingLM:
         self.recording.append(request_key(messages), completion, continues_reply=self.continues_reply)
         return completion
 
+    def price(self, model: str | None = None) -> Price | None:
+        """The inner client's price, so that a recorded run costs what the live one does."""
+        return price_of(self.inner, model)
+
     async def aclose(self) -> None:
         await self.inner.aclose()
 
 
-class ReplayLM:
-    """Answers from a recording, in recorded order for identical requests."""
+class ReplayLM(BaseLM):
+    """Answers from a recording, in recorded order for identical requests. The recorded prices are
+    this client's own (``prices=`` overrides them), so a replayed run costs what the recorded one did."""
+
+    # A recorded reply is replayed as it was: its finish reason already says whether it looped.
+    guards_repetition = False
 
     def __init__(
-        self, path: str | os.PathLike[str], model_name: str | None = None, context_window: int | None = None
+        self,
+        path: str | os.PathLike[str],
+        model_name: str | None = None,
+        context_window: int | None = None,
+        prices: Mapping[str, Any] | None = None,
     ) -> None:
         self.path = Path(path)
         if not self.path.exists():
             raise ConfigError(f"No recording at {self.path}: record one with RLM(..., record='{self.path}').")
         self._replies: dict[str, deque[dict]] = defaultdict(deque)
         first_model = None
-        self.continues_reply = False  # as the recorded backend did, so that requests match
+        continues_reply = False  # as the recorded backend did, so that requests match
+        recorded: dict[str, Any] = {}
         with self.path.open(encoding="utf-8") as f:
             for line in f:
                 if line.strip():
                     entry = json.loads(line)
                     self._replies[entry["key"]].append(entry)
                     first_model = first_model or entry.get("model")
-                    self.continues_reply = self.continues_reply or bool(entry.get("continues_reply"))
-                    if entry.get("price") and entry.get("model") and price_for(entry["model"]) is None:
-                        set_price(entry["model"], *entry["price"])  # replayed costs match the recorded run
-        self.model_name = model_name or first_model or "replay"
-        self.context_window = context_window
+                    continues_reply = continues_reply or bool(entry.get("continues_reply"))
+                    if entry.get("price") and entry.get("model"):
+                        recorded.setdefault(entry["model"], entry["price"])
+        super().__init__(
+            model_name or first_model or "replay",
+            context_window=context_window,
+            continues_reply=continues_reply,
+            prices={**recorded, **(prices or {})},
+        )
         self.calls = 0
         self._lock = threading.Lock()
 
-    async def complete(
-        self,
-        messages: list[Message],
-        *,
-        on_token: TokenCallback | None = None,
-        max_tokens: int | None = None,
-        stop: Sequence[str] | None = None,
-    ) -> Completion:
+    def _next(self, messages: list[Message]) -> dict:
         key = request_key(messages)
         with self._lock:
             self.calls += 1
@@ -125,17 +136,27 @@ class ReplayLM:
                     f"{messages[-1]['role'] if messages else ''} message beginning {last[:80]!r}; "
                     f"re-record the run with record=..."
                 )
-            entry = queue.popleft()
-        if on_token is not None:
-            on_token(entry["text"])
-        return Completion(
-            text=entry["text"],
-            model=entry.get("model") or self.model_name,
-            input_tokens=entry.get("input_tokens", 0),
-            output_tokens=entry.get("output_tokens", 0),
-            cached_tokens=entry.get("cached_tokens", 0),
-            extra={"finish_reason": entry.get("finish_reason")},
-        )
+            return queue.popleft()
 
-    async def aclose(self) -> None:
-        return None
+    def _fill(self, entry: dict, received: Received) -> Received:
+        """The recorded reply as the provider's reading of it: text, usage, finish reason, model."""
+        received.text = entry["text"]
+        received.tokens = (
+            entry.get("input_tokens", 0),
+            entry.get("output_tokens", 0),
+            entry.get("cached_tokens", 0),
+        )
+        received.finish = entry.get("finish_reason")
+        received.model = received.response_model = entry.get("model") or self.model_name
+        return received
+
+    async def _send(
+        self, messages: list[Message], max_tokens: int | None, stop: Sequence[str] | None
+    ) -> Received:
+        return self._fill(self._next(messages), Received())
+
+    async def _stream(
+        self, messages: list[Message], max_tokens: int | None, stop: Sequence[str] | None, received: Received
+    ) -> AsyncIterator[str]:
+        """The whole recorded text as one delta."""
+        yield self._fill(self._next(messages), received).text or ""

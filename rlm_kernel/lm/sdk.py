@@ -1,4 +1,5 @@
-"""What the two official-SDK backends share: the key, the base URL, and one SDK client per event loop.
+"""What the two official-SDK backends share: the key, the base URL, one SDK client per event loop,
+and the mapping of the SDK's errors to :class:`~rlm_kernel.errors.ProviderError`.
 
 The client is made on first use, so construction needs no event loop; a call from a different
 loop (a second ``asyncio.run``) gets a fresh client, because connections cannot move between loops.
@@ -9,10 +10,13 @@ from __future__ import annotations
 import abc
 import asyncio
 import os
+from collections.abc import Mapping
+from types import ModuleType
 from typing import Any, ClassVar
 from urllib.parse import urlparse
 
-from ..errors import MissingAPIKey
+from ..errors import MissingAPIKey, ProviderError
+from .base import BaseLM
 
 __all__ = ["SDKBackend", "longest_prefix"]
 
@@ -25,7 +29,9 @@ def longest_prefix(table: dict[str, int], name: str) -> int | None:
     return table[max(matches, key=len)] if matches else None
 
 
-class SDKBackend(abc.ABC):
+class SDKBackend(BaseLM):
+    """A :class:`~rlm_kernel.lm.base.BaseLM` over an official SDK (``openai``, ``anthropic``)."""
+
     provider: ClassVar[str]
     key_var: ClassVar[str]
     base_url_var: ClassVar[str]
@@ -44,12 +50,14 @@ class SDKBackend(abc.ABC):
         temperature: float | None = None,
         extra_body: dict | None = None,
         continues_reply: bool = False,
+        prices: Mapping[str, Any] | None = None,
         **client_kwargs: Any,
     ) -> None:
-        self.model_name = model_name
-        # Whether the server continues a trailing assistant message (llama.cpp does), so that a
-        # reply can be started for the model.
-        self.continues_reply = continues_reply
+        if context_window is None:
+            context_window = longest_prefix(self.context_windows, model_name)
+        super().__init__(
+            model_name, context_window=context_window, continues_reply=continues_reply, prices=prices
+        )
         self.base_url = base_url or os.environ.get(self.base_url_var) or None
         key = api_key or os.environ.get(self.key_var)
         if not key:
@@ -59,9 +67,6 @@ class SDKBackend(abc.ABC):
         self._api_key = key
         self.max_retries = max_retries
         self.timeout = timeout
-        self.context_window = (
-            context_window if context_window is not None else longest_prefix(self.context_windows, model_name)
-        )
         self.temperature = temperature
         self.extra_body = dict(extra_body or {})
         self._client_kwargs = client_kwargs
@@ -75,6 +80,24 @@ class SDKBackend(abc.ABC):
     def __repr__(self) -> str:
         where = f", base_url={self.base_url!r}" if self.base_url else ""
         return f"{type(self).__name__}({self.model_name!r}{where})"
+
+    @abc.abstractmethod
+    def _sdk_module(self) -> ModuleType:
+        """The SDK's module (imported on first use), whose ``APIStatusError`` and ``APIError`` it raises."""
+
+    @abc.abstractmethod
+    def _status_message(self, error: Any) -> str:
+        """The provider's own words in an ``APIStatusError``."""
+
+    def _error(self, exc: Exception) -> ProviderError | None:
+        """An HTTP error status, or no usable answer at all (connection refused, timeout, a body that is
+        not a reply), is the provider's error; retries with backoff were the SDK's, before it."""
+        sdk = self._sdk_module()
+        if isinstance(exc, sdk.APIStatusError):
+            return ProviderError(self.provider, self._status_message(exc), exc.status_code)
+        if isinstance(exc, sdk.APIError):
+            return ProviderError(self.provider, str(exc))
+        return None
 
     @abc.abstractmethod
     def _new_client(self, **kwargs: Any) -> Any:

@@ -350,13 +350,10 @@ def test_sixty_four_concurrent_calls_overlap(kind: str, scripted_server: Scripte
         prompts = [[Message(role="user", content=f"q{i}")] for i in range(64)]
         return await asyncio.gather(*(lm.complete(p) for p in prompts))
 
-    started = time.perf_counter()
     results = run(lm, fan_out)
-    elapsed = time.perf_counter() - started
 
     assert [r.text for r in results] == [f"answer to q{i}" for i in range(64)]
-    assert elapsed < 3.0, f"64 calls of 0.25 s took {elapsed:.2f} s: they were serialised"
-    assert scripted_server.max_in_flight == 64
+    assert scripted_server.max_in_flight == 64  # none waited for another
 
 
 @pytest.mark.parametrize("kind", BACKENDS)

@@ -5,11 +5,23 @@ from itertools import pairwise
 import pytest
 
 from rlm_kernel.config import RLMConfig
-from rlm_kernel.engine import AskRoot, Execute, Finish, ResolveFinal, RLMRun
+from rlm_kernel.engine import TRANSITIONS, AskRoot, Execute, Finish, ResolveFinal, RLMRun, _Pending
+from rlm_kernel.errors import BudgetExceeded, ProviderError, RunCancelled
 from rlm_kernel.events import AnswerSet, RunEnded
 from rlm_kernel.executors.base import ExecResult
 from rlm_kernel.lm.base import Completion
 from rlm_kernel.prompts import context_metadata
+
+
+class Clock:
+    """The driver's clock, stepped by hand: one second a reading."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
 
 
 def make_run(**settings):
@@ -22,6 +34,8 @@ def make_run(**settings):
         model="m",
         sub_model="m",
         emit=events.append,
+        run_id="r1",
+        clock=Clock(),
     )
     return run, events
 
@@ -185,9 +199,77 @@ def test_abort_keeps_the_run_and_is_final():
     run, events = make_run()
     run.start()
     finish = run.abort("stopped")
-    assert finish == Finish(None, "stopped")
+    assert finish == Finish(None, "stopped", "error")
     assert run.abort("again") == finish
     assert [e.kind for e in events].count("run_ended") == 1
+
+
+@pytest.mark.parametrize(
+    ("error", "stop"),
+    [
+        (RunCancelled(), "user"),
+        (RunCancelled.interrupted(), "interrupt"),
+        (BudgetExceeded("max_tokens", 10, 5), "budget"),
+        (ProviderError("OpenAI", "boom", 500), "error"),
+    ],
+)
+def test_a_stop_says_why_in_a_field_not_in_its_text(error, stop):
+    run, events = make_run()
+    run.start()
+    assert run.abort(error).stop == stop
+    assert events[-1].kind == "run_ended" and events[-1].stop == stop
+
+
+ARGS = {
+    "start": (),
+    "receive_reply": (Completion(text="no code", model="m"),),
+    "receive_final": ("x", None),
+    "hint": ("h",),
+    "human_step": ("1", ""),
+    "human_edit": (1, "a", "b"),
+    "human_answer": ("x",),
+    "abort": ("e",),
+}
+
+
+def _call(run: RLMRun, call: str) -> None:
+    if call == "receive_execution":
+        run.receive_execution(ExecResult(), answer_ready=True, answer="x")
+    else:
+        getattr(run, call)(*ARGS[call])
+
+
+@pytest.mark.parametrize("call", sorted(TRANSITIONS))
+@pytest.mark.parametrize("state", ["new", "asking", "executing", "resolving", "done", "error"])
+def test_every_call_is_checked_against_the_transition_table(call, state):
+    """Each call in each state: taken where TRANSITIONS says, a RuntimeError elsewhere."""
+    run, _ = make_run()
+    run.state = state
+    run._pending = _Pending([], None)
+    if state in TRANSITIONS[call]:
+        _call(run, call)
+    else:
+        with pytest.raises(RuntimeError, match=rf"{call}\(\) needs"):
+            _call(run, call)
+
+
+def test_an_exception_inside_a_call_leaves_the_run_in_error_where_only_abort_is_taken():
+    run, events = make_run()
+    run.start()
+    with pytest.raises(AttributeError):
+        run.receive_reply(object())  # not a Completion
+    assert run.state == "error"
+    with pytest.raises(RuntimeError, match="receive_reply\\(\\) needs asking"):
+        run.receive_reply(reply("FINAL(1)"))
+    assert run.abort(ProviderError("OpenAI", "boom")).stop == "error"
+    assert run.state == "done" and events[-1].kind == "run_ended"
+
+
+def test_the_engine_reads_the_drivers_clock():
+    run, events = make_run()
+    run.start()  # the clock reads 1 at the start
+    run.abort("stop")  # and 2 at the end
+    assert events[-1].elapsed_s == 1.0
 
 
 def test_small_profile_opens_with_a_worked_example():
@@ -215,6 +297,8 @@ def test_child_runs_are_told_they_answer_a_sub_task():
         model="m",
         sub_model="m",
         emit=events.append,
+        run_id="r1",
+        clock=Clock(),
         parent_id="p",
     )
     action = run.start()
@@ -241,12 +325,14 @@ def test_a_human_step_while_a_step_waits_keeps_both_numbers_right():
 def test_each_root_turn_carries_its_reply_limit_and_the_profiles_stops():
     run, _ = make_run(prompt_profile="small")
     action = run.start()
-    # the first reply begins the worked example's call and stops where the call closes
-    assert (action.max_tokens, action.stop, action.prefill) == (1024, ('")', "\n```\n"), '```repl\nsearch("')
+    # the first reply begins the worked example's call and, where the backend continues it, stops
+    # where the call closes
+    assert (action.max_tokens, action.stop) == (1024, ("\n```\n",))
+    assert (action.prefill, action.closing) == ('```repl\nsearch("', '")')
     run.receive_reply(reply('```repl\nsearch("What is in it?'))  # stopped at its `")`
     assert run.messages[-1]["content"] == '```repl\nsearch("What is in it?")'
     later = run.receive_execution(ok("[1] context: it is here\n"), answer_ready=False)
-    assert (later.stop, later.prefill) == (("\n```\n",), None)
+    assert (later.stop, later.prefill, later.closing) == (("\n```\n",), None, None)
     run, _ = make_run()
     assert (run.start().max_tokens, run.start.__self__.config.stop) == (16384, ())
     run, _ = make_run(max_reply_tokens=300, max_iterations=1)
@@ -263,7 +349,7 @@ def test_an_empty_answer_is_an_error_not_a_success():
     run.start()
     run.receive_reply(reply("```repl\nprint(len(context))\n```"))
     action = run.receive_execution(ok("300\n"), answer_ready=True, answer="   ")
-    assert action == Finish("   ", "The answer is empty: the root finished without content.")
+    assert action == Finish("   ", "The answer is empty: the root finished without content.", "empty")
     assert events[-1].error == action.error
 
 
@@ -310,6 +396,8 @@ def test_cut_output_says_how_much_and_where_the_question_words_were():
         model="m",
         sub_model="m",
         emit=events.append,
+        run_id="r1",
+        clock=Clock(),
     )
     run.start()
     run.receive_reply(reply("```repl\nprint(context)\n```"))

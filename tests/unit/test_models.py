@@ -51,7 +51,6 @@ def _spec(**changes: object) -> ModelSpec:
         "wheels": tuple(
             (f"rlmfake-part{i}", "1.0", f"rlmfake_part{i}/data/part{i:02d}.bin") for i in range(1, 4)
         ),
-        "n_ctx_train": 128,
     }
     fields.update(changes)
     return ModelSpec(**fields)

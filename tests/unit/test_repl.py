@@ -6,7 +6,7 @@ from rlm_kernel.repl import RESERVED, Scaffold, truncate
 
 def test_assignments_before_an_exception_survive():
     ex = LocalExecutor()
-    result = ex.execute("a = 1\nb = [a]\nraise ValueError('boom')\nc = 3", step=1)
+    result = ex.run("a = 1\nb = [a]\nraise ValueError('boom')\nc = 3", step=1)
     assert ex.namespace["a"] == 1 and ex.namespace["b"] == [1]
     assert "c" not in ex.namespace
     assert "ValueError: boom" in result.error
@@ -14,7 +14,7 @@ def test_assignments_before_an_exception_survive():
 
 def test_last_expression_value_and_output_are_seen():
     ex = LocalExecutor()
-    result = ex.execute("print('out')\nimport sys\nprint('err', file=sys.stderr)\n{'k': 2}", step=1)
+    result = ex.run("print('out')\nimport sys\nprint('err', file=sys.stderr)\n{'k': 2}", step=1)
     assert result.stdout == "out\n" and result.stderr == "err\n"
     assert result.value == "{'k': 2}"
     assert result.text() == "out\nerr\n{'k': 2}\n"
@@ -22,8 +22,8 @@ def test_last_expression_value_and_output_are_seen():
 
 def test_traceback_is_compact_and_plain():
     ex = LocalExecutor()
-    ex.execute("def f(x):\n    return x[10]\n", step=1)
-    result = ex.execute("y = 2\nf([1])", step=2)
+    ex.run("def f(x):\n    return x[10]\n", step=1)
+    result = ex.run("y = 2\nf([1])", step=2)
     assert "\x1b[" not in result.error
     assert "rlm-step-2" in result.error and "rlm-step-1" in result.error  # the step's own frames
     assert "return x[10]" in result.error  # with their source lines
@@ -32,7 +32,7 @@ def test_traceback_is_compact_and_plain():
 
 
 def test_syntax_error_is_reported_as_text():
-    result = LocalExecutor().execute("def (", step=1)
+    result = LocalExecutor().run("def (", step=1)
     assert "SyntaxError" in result.error
 
 
@@ -41,7 +41,7 @@ def test_output_of_concurrent_threads_stays_apart():
 
     def work(i):
         ex = LocalExecutor()
-        results[i] = ex.execute(f"for _ in range(200):\n    print({i})", step=1).stdout
+        results[i] = ex.run(f"for _ in range(200):\n    print({i})", step=1).stdout
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
     for t in threads:
@@ -66,10 +66,10 @@ def test_scaffold_restores_reserved_names_and_the_users_values():
     scaffold = Scaffold(ns, context="CTX", subcalls=None)
     assert ns["context"] == "CTX" and ns["answer"] == {"content": "", "ready": False}
     ex = LocalExecutor(ns)
-    ex.execute("context = 'overwritten'\nFINAL = print\nx = 5", step=1)
+    ex.run("context = 'overwritten'\nFINAL = print\nx = 5", step=1)
     assert set(scaffold.restore()) == {"context", "FINAL"}
     assert ns["context"] == "CTX"
-    ex.execute("FINAL_VAR('x')", step=2)
+    ex.run("FINAL_VAR('x')", step=2)
     assert scaffold.ready and scaffold.content == "5"
     assert scaffold.close() == ["context", "answer"]
     assert ns["context"] == "the user's own" and ns["answer"] == 41 and ns["x"] == 5
@@ -79,10 +79,10 @@ def test_scaffold_restores_reserved_names_and_the_users_values():
 def test_a_rebuilt_answer_dict_is_adopted():
     ns = {}
     scaffold = Scaffold(ns, context="", subcalls=None)
-    LocalExecutor(ns).execute("answer = {'content': 'done', 'ready': True}", step=1)
+    LocalExecutor(ns).run("answer = {'content': 'done', 'ready': True}", step=1)
     assert scaffold.restore() == ()
     assert scaffold.ready and scaffold.content == "done"
-    LocalExecutor(ns).execute("answer = 'oops'", step=2)
+    LocalExecutor(ns).run("answer = 'oops'", step=2)
     assert scaffold.restore() == ("answer",)
     assert ns["answer"] is scaffold.answer
 
@@ -90,6 +90,6 @@ def test_a_rebuilt_answer_dict_is_adopted():
 def test_show_vars_lists_the_runs_variables(capsys):
     ns = {}
     Scaffold(ns, context="", subcalls=None)
-    result = LocalExecutor(ns).execute("import re\nhits = [1]\nSHOW_VARS()", step=1)
+    result = LocalExecutor(ns).run("import re\nhits = [1]\nSHOW_VARS()", step=1)
     assert "hits: list" in result.stdout
     assert "context" not in result.stdout and "re:" not in result.stdout

@@ -85,14 +85,14 @@ describe('proposed steps', () => {
 
 describe('the answer cell', () => {
   it('holds the answer', () => {
-    const cell = answerCell({ type: 'run_finished', run_id: 'r1', answer: '42', answer_markdown: null, error: null, after_cell_id: 'x', usage: '2 LM calls <x>' });
+    const cell = answerCell({ type: 'run_finished', run_id: 'r1', answer: '42', answer_markdown: null, error: null, stop: 'answer', after_cell_id: 'x', usage: '2 LM calls <x>' });
     expect(cell.source).toContain('42');
     expect(cell.source).toContain('2 LM calls \\<x\\>');
     expect(cell.metadata).toEqual({ rlm: { run_id: 'r1', answer: true } });
   });
 
   it('or why there is none', () => {
-    const cell = answerCell({ type: 'run_finished', run_id: 'r1', answer: null, answer_markdown: null, error: 'Run cancelled: stopped by the user.', after_cell_id: null, usage: '' });
+    const cell = answerCell({ type: 'run_finished', run_id: 'r1', answer: null, answer_markdown: null, error: 'Run cancelled: stopped by the user.', stop: 'user', after_cell_id: null, usage: '' });
     expect(cell.source).toContain('stopped by the user\\.');
     expect(cell.metadata.rlm).toEqual({ run_id: 'r1', answer: true, error: true });
   });

@@ -2,8 +2,8 @@
 
 import type { KernelMsg, RLMEvent } from '../protocol';
 
-type Fields<K extends RLMEvent['kind']> = Omit<Extract<RLMEvent, { kind: K }>, 'kind' | 'run_id' | 'parent_id' | 'depth' | 'ts'> &
-  Partial<Pick<RLMEvent, 'run_id' | 'parent_id' | 'depth' | 'ts'>>;
+/** An event's own fields; those with a default on the wire (schema.ts) may be left out. */
+type Fields<K extends RLMEvent['kind']> = Partial<Omit<Extract<RLMEvent, { kind: K }>, 'kind'>>;
 
 export function ev<K extends RLMEvent['kind']>(kind: K, fields: Fields<K>): Extract<RLMEvent, { kind: K }> {
   return { run_id: 'r1', parent_id: null, depth: 0, ts: 0, kind, ...fields } as unknown as Extract<
@@ -67,7 +67,7 @@ export function stepFinished(step: number, error: string | null = null) {
 }
 
 export function runEnded(response: string | null, error: string | null = null, extra: Partial<Fields<'run_ended'>> = {}) {
-  return ev('run_ended', { response, error, iterations: 1, elapsed_s: 2, ...extra });
+  return ev('run_ended', { response, error, stop: error === null ? 'answer' : 'error', iterations: 1, elapsed_s: 2, ...extra });
 }
 
 export function started(runId = 'r1', mode: 'auto' | 'step' = 'auto'): KernelMsg {

@@ -1,4 +1,4 @@
-import { isEvent, openData, parseKernelMsg, readCellMeta, savedEvents } from '../protocol';
+import { PROTOCOL_VERSION, isEvent, openData, parseKernelMsg, readCellMeta, savedEvents, versionProblem } from '../protocol';
 import recorded from './fixtures/kernel_run.json';
 
 describe('parseKernelMsg', () => {
@@ -36,6 +36,7 @@ describe('parseKernelMsg', () => {
       answer: null,
       answer_markdown: null,
       error: null,
+      stop: 'answer',
       after_cell_id: null,
       usage: ''
     });
@@ -79,6 +80,12 @@ describe('cell metadata and saved trajectories', () => {
   });
 
   it('opens with the front end and version the kernel expects', () => {
-    expect(openData()).toEqual({ frontend: 'jupyterlab', version: 1 });
+    expect(openData()).toEqual({ frontend: 'jupyterlab', version: PROTOCOL_VERSION });
+    expect(PROTOCOL_VERSION).toBe(2);
+    expect(versionProblem(PROTOCOL_VERSION)).toBeNull();
+    expect(versionProblem(3)).toBe(
+      'The kernel speaks protocol 3, the extension 2: reinstall rlm-kernel (pip install -U rlm-kernel) and ' +
+        'restart the kernel. Steps stay in the %%rlm cell until then.'
+    );
   });
 });

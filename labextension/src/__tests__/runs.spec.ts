@@ -92,7 +92,7 @@ describe('sub-calls', () => {
       events(
         callFinished('c1', 1),
         callFinished('c2', 1, { error: 'HTTP 500', input_tokens: 0, output_tokens: 0, cost: 0 }),
-        callFinished('c3', 1, { error: 'cancelled', cost: 0, input_tokens: 0, output_tokens: 0 })
+        callFinished('c3', 1, { error: 'cancelled', cancelled: true, cost: 0, input_tokens: 0, output_tokens: 0 })
       )
     );
     expect(run.steps[0].calls.map(c => c.status)).toEqual(['done', 'error', 'cancelled']);
@@ -149,6 +149,7 @@ describe('sub-calls', () => {
       answer: null,
       answer_markdown: null,
       error: 'Run cancelled: stopped by the user.',
+      stop: 'user',
       after_cell_id: null,
       usage: ''
     });
@@ -157,7 +158,7 @@ describe('sub-calls', () => {
     expect(run.steps[0].calls[0].status).toBe('cancelled');
     expect(run.totals.running).toBe(0);
     expect(run.steps[0].status).toBe('stopped');
-    log.applyEvent(callFinished('c1', 1, { error: 'cancelled' })); // late: changes nothing
+    log.applyEvent(callFinished('c1', 1, { error: 'cancelled', cancelled: true })); // late: changes nothing
     expect(run.totals.calls).toBe(0);
   });
 });

@@ -30,6 +30,7 @@ function finished(fields: Partial<RunFinishedMsg>): RunFinishedMsg {
     answer: null,
     answer_markdown: null,
     error: null,
+    stop: 'answer',
     after_cell_id: null,
     usage: '',
     ...fields
