@@ -58,6 +58,12 @@ class RLMConfig:
         for name in ("max_iterations", "max_depth", "max_output_chars", "max_concurrency"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}.")
+        if (
+            self.log_dir not in (None, False)
+            and Path(self.log_dir).exists()
+            and not Path(self.log_dir).is_dir()
+        ):
+            raise ConfigError(f"log_dir {str(self.log_dir)!r} is a file: give a folder for the trajectories.")
         if self.max_reply_tokens is not None and self.max_reply_tokens < 16:
             raise ConfigError(f"max_reply_tokens must be at least 16, got {self.max_reply_tokens}.")
 

@@ -35,6 +35,7 @@ from .lm import make_lm
 from .lm.base import Completion, LMClient, price_of
 from .lm.replay import Recording, RecordingLM
 from .prompts import context_metadata
+from .secrets import Redactor, secrets_of
 from .subcalls import SubcallPool, Subcalls
 
 log = logging.getLogger("rlm_kernel")
@@ -63,6 +64,9 @@ class RunTree:
     def __init__(self, config: RLMConfig, bus: EventBus) -> None:
         self.config = config
         self.bus = bus
+        self.redactor = Redactor(secrets_of(config.backend_kwargs, config.sub_backend_kwargs))
+        if self.redactor:  # before the writer, the views and the budget see any event
+            bus.redact = self.redactor.event
         self.pool = SubcallPool(config.max_concurrency)
         self.budget = Budget(config.max_budget, config.max_tokens, config.max_timeout)
         self._unsubscribe = bus.subscribe(self.budget.observe)
@@ -99,6 +103,11 @@ class RunTree:
     @property
     def cancelled(self) -> bool:
         return self.pool.cancelled.is_set()
+
+    def should_stop(self) -> bool:
+        """Whether a running step must end now: the run was stopped, or is out of time."""
+        left = self.budget.time_left()
+        return self.cancelled or (left is not None and left <= 0)
 
     def close(self) -> None:
         for lm in self._lms.values():
@@ -148,6 +157,7 @@ def prepare(
         parent_id=parent_id,
         parent_call_id=parent_call_id,
         clock=time.perf_counter,
+        redact=tree.redactor.text,
     )
     subcalls = Subcalls(
         pool=tree.pool,
@@ -158,9 +168,12 @@ def prepare(
         parent_id=parent_id,
         depth=config.depth,
         spawn_child=_spawner(tree, config, run_id) if config.can_recurse else None,
+        redact=tree.redactor.text,
     )
     helpers = Helpers(context, subcalls).bound() if config.profile == "small" else None
-    executor.bind(context, None if config.profile == "no_subcalls" else subcalls, helpers)
+    executor.bind(
+        context, None if config.profile == "no_subcalls" else subcalls, helpers, stop_when=tree.should_stop
+    )
     return RunParts(run, tree, executor, subcalls, lm)
 
 
@@ -321,6 +334,7 @@ async def adrive(parts: RunParts, approve: Approve | None = None) -> Finish:
     tree = parts.tree
     loop = Loop(parts)
     wait = loop.start()
+    step: asyncio.Future[StepOutcome] | None = None
     while not isinstance(wait, Finish):
         try:
             if isinstance(wait, AskRoot):
@@ -328,11 +342,15 @@ async def adrive(parts: RunParts, approve: Approve | None = None) -> Finish:
                 value: Completion | Ran = await future
             else:
                 code = wait.code if approve is None else await approve(wait.step, wait.code)
-                outcome = await asyncio.to_thread(parts.executor.execute, code, step=wait.step)
-                value = Ran(code, outcome)
+                step = asyncio.ensure_future(asyncio.to_thread(parts.executor.execute, code, step=wait.step))
+                value = Ran(code, await asyncio.shield(step))
         except asyncio.CancelledError:
             stopped = tree.cancelled
             tree.cancel()
+            if step is not None and not step.done():
+                # The executor ends a busy step at once; one blocked in C keeps its thread until the
+                # call returns, and the run does not wait for it past a second.
+                await asyncio.wait({step}, timeout=1.0)
             wait = loop.throw(RunCancelled() if stopped else RunCancelled.interrupted())
         except RLMError as exc:
             wait = loop.throw(exc)

@@ -140,6 +140,7 @@ class RLMRun:
         clock: Callable[[], float],
         parent_id: str | None = None,
         parent_call_id: str | None = None,
+        redact: Callable[[str], str] = str,
     ) -> None:
         self.config = config
         self.question = question
@@ -151,6 +152,7 @@ class RLMRun:
         self.clock = clock
         self.parent_id = parent_id
         self.parent_call_id = parent_call_id
+        self.redact = redact  # what code printed, before the root or any event sees it
         self.depth = config.depth
         self.state = "new"
         self.messages: list[Message] = []
@@ -238,6 +240,7 @@ class RLMRun:
     def _answer(
         self, content: str, source: str, *, step_failed: bool = False, printed: bool = False
     ) -> Finish:
+        content = self.redact(content)
         self.emit(AnswerSet(**self._ids(), content=content, source=source))  # type: ignore[arg-type]
         if self.steps == 0:
             self._warn("no_code", "The answer was given without running any code on the context.")
@@ -367,7 +370,7 @@ class RLMRun:
     ) -> Action:
         pending = self._pending
         assert pending is not None
-        full = result.text()
+        full = self.redact(result.text())
         shown, cut = truncate(full, self.config.max_output_chars)
         self.emit(
             StepFinished(
@@ -396,7 +399,7 @@ class RLMRun:
 
     def _last_word(self, content: str | None, reply: str) -> Finish:
         """The answer given on the extra turn after the iteration limit; the run still reports why."""
-        content = content if content is not None else reply.strip()
+        content = self.redact(content if content is not None else reply.strip())
         self.emit(AnswerSet(**self._ids(), content=content, source="final_turn"))
         return self._finish(
             content,
@@ -427,7 +430,7 @@ class RLMRun:
     def human_step(self, code: str, output: str, error: str | None = None, elapsed_s: float = 0.0) -> int:
         """A cell the human ran during the run joins its history; the root sees it next turn."""
         self.steps += 1
-        shown, cut = truncate(output, self.config.max_output_chars)
+        shown, cut = truncate(self.redact(output), self.config.max_output_chars)
         self.emit(StepStarted(**self._ids(), step=self.steps, code=code, author="human"))
         self.emit(
             StepFinished(

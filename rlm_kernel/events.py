@@ -229,7 +229,8 @@ class EventBus:
     traceback and stays subscribed; it never breaks the run.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, redact: Callable[[Event], Event] | None = None) -> None:
+        self.redact = redact  # applied before any subscriber sees an event: no secret is recorded
         self._subscribers: list[Subscriber] = []
         self._lock = threading.RLock()
         self.failures: list[tuple[Subscriber, BaseException]] = []
@@ -246,6 +247,8 @@ class EventBus:
         return unsubscribe
 
     def emit(self, event: Event) -> None:
+        if self.redact is not None:
+            event = self.redact(event)
         with self._lock:
             for fn in list(self._subscribers):
                 try:

@@ -124,6 +124,15 @@ class SubcallPool:
 SpawnChild = Callable[[str, Any, str], str]
 
 
+def _prompt_list(prompts: Any, name: str) -> list[Any]:
+    """A batch is a list of prompts: one string would be one call per character."""
+    if isinstance(prompts, (str, bytes)):
+        raise TypeError(
+            f"{name} takes a list of prompts, not one string: {name}([prompt]) or llm_query(prompt)"
+        )
+    return list(prompts)
+
+
 class Subcalls:
     """The ``llm_query`` family for one run: where calls go and how they are recorded."""
 
@@ -138,7 +147,9 @@ class Subcalls:
         parent_id: str | None,
         depth: int,
         spawn_child: SpawnChild | None = None,
+        redact: Callable[[str], str] = str,
     ) -> None:
+        self.redact = redact  # a secret the code puts in a prompt goes to no sub-model
         self.pool = pool
         self.budget = budget
         self.emit = emit
@@ -156,9 +167,10 @@ class Subcalls:
         self, prompt: Any, lm: LMClient, batch_id: str | None, batch_size: int, max_tokens: int | None = None
     ) -> str:
         """One sub-call. ``prompt`` is the text of one user turn, or (for helpers) whole messages."""
-        messages: list[Message] = (
-            list(prompt) if isinstance(prompt, list) else [{"role": "user", "content": str(prompt)}]
-        )
+        messages: list[Message] = [
+            {**m, "content": self.redact(str(m["content"]))}  # type: ignore[typeddict-item]
+            for m in (prompt if isinstance(prompt, list) else [{"role": "user", "content": str(prompt)}])
+        ]
         text = "\n".join(m["content"] for m in messages)
         call_id = f"c{next(_ids)}"
         step = self.step
@@ -238,7 +250,7 @@ class Subcalls:
 
     def llm_query_batched(self, prompts: Sequence[str], model: str | None = None) -> list[str]:
         """Ask many prompts at once, concurrently; replies come back in the prompts' order."""
-        prompts = list(prompts)
+        prompts = _prompt_list(prompts, "llm_query_batched")
         lm = self.lm_for(model)
         batch_id = f"b{next(_ids)}"
         return self._gather([self.pool.submit(self._call(p, lm, batch_id, len(prompts))) for p in prompts])
@@ -257,7 +269,7 @@ class Subcalls:
         return self.rlm_query_batched([prompt], None if context is None else [context])[0]
 
     def rlm_query_batched(self, prompts: Sequence[str], contexts: Sequence[Any] | None = None) -> list[str]:
-        prompts = list(prompts)
+        prompts = _prompt_list(prompts, "rlm_query_batched")
         if self.spawn_child is None:
             if contexts is not None:
                 prompts = [f"{p}\n\n{c}" for p, c in zip(prompts, contexts, strict=True)]

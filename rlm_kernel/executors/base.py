@@ -48,9 +48,14 @@ class StepOutcome:
 @runtime_checkable
 class Executor(Protocol):
     def bind(
-        self, context: Any, subcalls: Any | None, helpers: Mapping[str, Callable[..., Any]] | None
+        self,
+        context: Any,
+        subcalls: Any | None,
+        helpers: Mapping[str, Callable[..., Any]] | None,
+        stop_when: Callable[[], bool] | None = None,
     ) -> None:
-        """Put the run's names (``context``, the sub-call functions, ``answer``, ...) in place."""
+        """Put the run's names (``context``, the sub-call functions, ``answer``, ...) in place; a
+        step still running when ``stop_when()`` holds (Stop, ``cancel()``, ``max_timeout``) is ended."""
 
     def execute(self, code: str, *, step: int) -> StepOutcome:
         """Run one step and settle the REPL after it."""

@@ -9,6 +9,7 @@ see each other's prints.
 from __future__ import annotations
 
 import ast
+import ctypes
 import io
 import sys
 import threading
@@ -102,9 +103,68 @@ def run_code(code: str, namespace: MutableMapping[str, Any], filename: str) -> t
             value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)  # noqa: S307
             if value is not None:
                 return repr(value), None
+    except StepInterrupted:
+        return None, STOPPED
     except (Exception, SystemExit) as exc:
         return None, compact_traceback(exc)
     return None, None
+
+
+class StepInterrupted(BaseException):
+    """Raised inside a running step's thread to end it: Stop, ``cancel()`` or ``max_timeout``.
+    A BaseException, so the step's own ``except Exception`` does not swallow it."""
+
+
+STOPPED = "The step was stopped before it finished (Stop, cancel() or max_timeout).\n"
+WATCH_S = 0.05  # how often the watchdog looks: a stop ends a busy step within this, and a little
+
+
+class _Watchdog:
+    """One thread for every running step of the process: it ends a step whose ``stop_when()``
+    holds by raising :class:`StepInterrupted` in the step's thread at its next Python instruction
+    (a step blocked in C, such as a long ``time.sleep``, ends when the call returns)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._steps: dict[int, Callable[[], bool]] = {}  # thread id -> when to stop its step
+        self._thread: threading.Thread | None = None
+
+    def arm(self, stop_when: Callable[[], bool]) -> int:
+        thread_id = threading.get_ident()
+        with self._lock:
+            self._steps[thread_id] = stop_when
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._watch, name="rlm-step-watchdog", daemon=True)
+                self._thread.start()
+        return thread_id
+
+    def disarm(self, thread_id: int) -> None:
+        """The step is over. An exception set just before arrives at the thread's next instruction,
+        here, inside the caller's ``except StepInterrupted`` (clearing it through the C API instead
+        spins the interpreter while a profiler is on)."""
+        with self._lock:
+            self._steps.pop(thread_id, None)
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(WATCH_S)
+            with self._lock:
+                if not self._steps:  # no step runs: the next one starts a new watcher
+                    self._thread = None
+                    return
+                for thread_id, stop_when in list(self._steps.items()):
+                    if stop_when():
+                        del self._steps[thread_id]
+                        _async_raise(thread_id, StepInterrupted)
+
+
+_watchdog = _Watchdog()
+
+
+def _async_raise(thread_id: int, exc: type[BaseException] | None) -> None:
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(thread_id), ctypes.py_object(exc) if exc else None
+    )
 
 
 class LocalExecutor:
@@ -118,17 +178,33 @@ class LocalExecutor:
         self.namespace.setdefault("__name__", "__rlm__")
         self.tag = tag
         self.scaffold: Scaffold | None = None
+        self.stop_when: Callable[[], bool] | None = None
 
     def bind(
-        self, context: Any, subcalls: Any | None, helpers: Mapping[str, Callable[..., Any]] | None
+        self,
+        context: Any,
+        subcalls: Any | None,
+        helpers: Mapping[str, Callable[..., Any]] | None,
+        stop_when: Callable[[], bool] | None = None,
     ) -> None:
         self.scaffold = Scaffold(self.namespace, context, subcalls, helpers)
+        self.stop_when = stop_when
 
     def run(self, code: str, *, step: int) -> ExecResult:
-        """Run the code alone, without settling the scaffold."""
+        """Run the code alone, without settling the scaffold; a step still running when
+        ``stop_when()`` holds is ended."""
         start = time.perf_counter()
-        with capture_output() as (out, err):
-            value, error = run_code(code, self.namespace, step_filename(step, self.tag))
+        out, err = io.StringIO(), io.StringIO()
+        watched = _watchdog.arm(self.stop_when) if self.stop_when else None
+        try:
+            try:
+                with capture_output() as (out, err):
+                    value, error = run_code(code, self.namespace, step_filename(step, self.tag))
+            finally:
+                if watched is not None:
+                    _watchdog.disarm(watched)
+        except StepInterrupted:
+            value, error = None, STOPPED
         return ExecResult(out.getvalue(), err.getvalue(), value, error, time.perf_counter() - start)
 
     def settle(self, result: ExecResult) -> StepOutcome:
