@@ -70,6 +70,7 @@ def run(name: str) -> int:
     if proc.returncode != 0:
         print(proc.stderr[-4000:], file=sys.stderr)
         return proc.returncode
+    relative_paths(out)
     table = proc.stdout.split("\n\nResults:")[0].strip()
     command = "python -m rlm_kernel.eval run " + " ".join(args) + " --split test"
     (out / "SUMMARY.md").write_text(
@@ -78,6 +79,14 @@ def run(name: str) -> int:
         f"{_cpus()} CPU(s), Python {platform.python_version()}.\n"
     )
     return 0
+
+
+def relative_paths(out: Path) -> None:
+    """Committed results name each trajectory by its path in the sweep's folder, not on this machine."""
+    for name in ("results.jsonl", "results.csv"):
+        path = out / name
+        if path.exists():
+            path.write_text(path.read_text().replace(f"{out.resolve()}/", ""))
 
 
 def _cpus() -> str:
