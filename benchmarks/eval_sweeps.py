@@ -50,6 +50,12 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
          "qwen2.5-coder-1.5b", "--profile", "small", "--concurrency", "1", "--timeout", "3000",
          "--base-max-tokens", "256"],
     ),
+    "oolong-32k-1.5b": (
+        "OOLONG trec_coarse at 32K tokens with the bundled 1.5B model as root and sub-model",
+        ["--tasks", "oolong", "--lengths", "32k", "-n", "2", "--methods", "rlm,base", "--model",
+         "qwen2.5-coder-1.5b", "--profile", "small", "--concurrency", "1", "--timeout", "1500",
+         "--base-max-tokens", "256"],
+    ),
     "pairs-1.5b": (
         "OOLONG-Pairs with the bundled 1.5B model as root and sub-model",
         ["--tasks", "pairs", "--lengths", "4k", "-n", "2", "--methods", "rlm,base", "--model",
