@@ -376,8 +376,8 @@ def _event_name(cls: type) -> str:
 
 
 def _message_name(cls: type) -> str:
-    name = cls.__name__.removesuffix("Msg")
-    return f"{name}Msg"
+    """The TypeScript name: every message type ends in ``Msg`` there."""
+    return cls.__name__ if cls.__name__.endswith("Msg") else f"{cls.__name__}Msg"
 
 
 def typescript() -> str:

@@ -25,7 +25,6 @@ class WidgetView:
         import ipywidgets as widgets
 
         self.state = RunState()
-        self.min_interval = min_interval
         self.body = widgets.HTML()
         self.stop_button = widgets.Button(
             description="Stop",
