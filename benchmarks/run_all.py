@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import BENCH_DIR, fmt, machine_info
 
-BENCHMARKS = ["fanout", "reference", "overhead", "memory", "stop"]
+BENCHMARKS = ["fanout", "reference", "overhead", "memory", "stop", "executors"]
 TIMEOUT_S = 900  # the reference benchmark may first have to install rlms into its own venv
 
 

@@ -8,11 +8,12 @@ from typing import Any, Literal
 
 from .errors import ConfigError
 
-__all__ = ["RLMConfig", "BACKENDS", "PROFILES", "PROTOCOLS", "RUN_SETTINGS", "setting_help"]
+__all__ = ["RLMConfig", "BACKENDS", "PROFILES", "PROTOCOLS", "RUN_SETTINGS", "EXECUTORS", "setting_help"]
 
 BACKENDS = ("openai", "anthropic", "local", "replay")
 PROFILES = ("default", "small", "no_subcalls")
 PROTOCOLS = ("answer", "final", "both")
+EXECUTORS = ("local", "kernel", "gateway")
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,11 @@ class RLMConfig:
     protocol: Literal["answer", "final", "both"] = field(
         default="both", metadata={"help": "How code ends a run: the answer dict, FINAL lines, or both"}
     )
+    executor: Literal["local", "kernel", "gateway"] = field(
+        default="local",
+        metadata={"help": "Where the code runs: this process, a kernel of its own, or a Kernel Gateway's"},
+    )
+    executor_kwargs: dict[str, Any] = field(default_factory=dict)  # see rlm_kernel.executors
     log_dir: str | Path | Literal[False] | None = None
     record: str | Path | None = None
     depth: int = 0
@@ -55,6 +61,8 @@ class RLMConfig:
             )
         if self.protocol not in PROTOCOLS:
             raise ConfigError(f"Unknown protocol {self.protocol!r}: choose one of {', '.join(PROTOCOLS)}.")
+        if self.executor not in EXECUTORS:
+            raise ConfigError(f"Unknown executor {self.executor!r}: choose one of {', '.join(EXECUTORS)}.")
         for name in ("max_iterations", "max_depth", "max_output_chars", "max_concurrency"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}.")
@@ -97,7 +105,7 @@ class RLMConfig:
 
     def public(self) -> dict[str, Any]:
         """The settings for a trajectory: no API keys, no headers."""
-        hidden = {"api_key", "default_headers", "http_client"}
+        hidden = {"api_key", "default_headers", "http_client", "auth_token"}
         out: dict[str, Any] = {}
         for name in self.__dataclass_fields__:
             value = getattr(self, name)

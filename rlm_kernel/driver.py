@@ -64,7 +64,9 @@ class RunTree:
     def __init__(self, config: RLMConfig, bus: EventBus) -> None:
         self.config = config
         self.bus = bus
-        self.redactor = Redactor(secrets_of(config.backend_kwargs, config.sub_backend_kwargs))
+        self.redactor = Redactor(
+            secrets_of(config.backend_kwargs, config.sub_backend_kwargs, config.executor_kwargs)
+        )
         if self.redactor:  # before the writer, the views and the budget see any event
             bus.redact = self.redactor.event
         self.pool = SubcallPool(config.max_concurrency)
@@ -167,7 +169,7 @@ def prepare(
         run_id=run_id,
         parent_id=parent_id,
         depth=config.depth,
-        spawn_child=_spawner(tree, config, run_id) if config.can_recurse else None,
+        spawn_child=_spawner(tree, config, run_id, executor) if config.can_recurse else None,
         redact=tree.redactor.text,
     )
     helpers = Helpers(context, subcalls).bound() if config.profile == "small" else None
@@ -177,11 +179,21 @@ def prepare(
     return RunParts(run, tree, executor, subcalls, lm)
 
 
-def _spawner(tree: RunTree, config: RLMConfig, parent_id: str) -> Callable[[str, Any, str], str]:
+def _spawner(
+    tree: RunTree, config: RLMConfig, parent_id: str, executor: Executor
+) -> Callable[[str, Any, str], str]:
     def spawn(prompt: str, context: Any, call_id: str) -> str:
         child_context, question = (prompt, None) if context is None else (context, prompt)
+        run_id = new_run_id()
         parts = prepare(
-            tree, config.child(), child_context, question, parent_id=parent_id, parent_call_id=call_id
+            tree,
+            config.child(),
+            child_context,
+            question,
+            executor=executor.child(run_id),
+            parent_id=parent_id,
+            parent_call_id=call_id,
+            run_id=run_id,
         )
         try:
             finish = drive(parts)

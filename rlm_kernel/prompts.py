@@ -97,6 +97,9 @@ def _preview(context: Any) -> str:
 
 def context_metadata(context: Any) -> dict[str, Any]:
     """Type, size, item sizes, shape and a short preview: all the root learns of the context up front."""
+    known = getattr(context, "__rlm_metadata__", None)  # described where it lives (a kernel)
+    if isinstance(known, Mapping):
+        return dict(known)
     meta: dict[str, Any] = {"type": type(context).__name__, "shape": shape_of(context)}
     if isinstance(context, str):
         meta["length"] = len(context)

@@ -16,8 +16,8 @@ from .driver import Approve, RunParts, RunTree, adrive, drive, new_run_id, prepa
 from .engine import Finish
 from .errors import ConfigError
 from .events import Event, EventBus, RootToken, RunWarning
+from .executors import check_executor, make_executor
 from .executors.base import Executor
-from .executors.local import LocalExecutor
 from .lm import make_lm
 from .trajectory import TrajectoryWriter, default_log_dir
 from .usage import Usage, summarize
@@ -89,6 +89,7 @@ class RLM:
         )
         if backend in ("openai", "anthropic"):
             make_lm(backend, self.config.backend_kwargs)  # fail now, in one line, if the key is missing
+        check_executor(self.config.executor, self.config.executor_kwargs)
         self._active_run: RunParts | None = None
         self._lock = threading.Lock()
 
@@ -114,11 +115,14 @@ class RLM:
         for fn in subscribers:
             bus.subscribe(fn)
         tree = RunTree(self.config, bus)
-        if executor is None:
-            executor = LocalExecutor(namespace if namespace is not None else {}, tag=run_id)
         try:
+            if executor is None:
+                c = self.config
+                executor = make_executor(c.executor, c.executor_kwargs, tag=run_id, namespace=namespace)
             parts = prepare(tree, self.config, context, root_prompt, executor=executor, run_id=run_id)
         except BaseException:
+            if executor is not None:
+                executor.close()
             tree.close()
             if writer:
                 writer.close()

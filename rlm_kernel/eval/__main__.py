@@ -52,6 +52,12 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--max-depth", type=int, default=1)
     r.add_argument("--timeout", type=float, default=900, help="seconds for one rollout")
     r.add_argument("--base-max-tokens", type=int, default=2048, help="the longest answer of the base method")
+    r.add_argument(
+        "--executor",
+        choices=["kernel", "local", "gateway"],
+        default="kernel",
+        help="where RLM code runs: a kernel of its own (default), this process, or JUPYTER_GATEWAY_URL's",
+    )
     r.add_argument("--runner", choices=["local", "ray"], default="local")
     r.add_argument("--concurrency", type=int, default=2, help="rollouts at once (local runner)")
     r.add_argument("--workers", type=int, default=2, help="Ray actors")
@@ -93,6 +99,7 @@ def _run(args: argparse.Namespace) -> int:
         max_depth=args.max_depth,
         timeout=args.timeout,
         base_max_tokens=args.base_max_tokens,
+        executor=args.executor,
     )
     coro = arun(
         args.tasks,

@@ -44,6 +44,8 @@ class Settings:
     max_concurrency: int = 8  # sub-calls in flight within one rollout
     timeout: float | None = 900.0  # seconds for one rollout
     base_max_tokens: int = 2048
+    executor: str = "kernel"  # where an RLM rollout's code runs: its own kernel, with no keys inside
+    executor_kwargs: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def model_label(self) -> str:
@@ -77,9 +79,9 @@ class Settings:
 
     def public(self) -> dict[str, Any]:
         """The settings for a results file: no keys."""
-        hidden = {"api_key", "default_headers", "http_client"}
+        hidden = {"api_key", "default_headers", "http_client", "auth_token"}
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        for name in ("backend_kwargs", "sub_backend_kwargs"):
+        for name in ("backend_kwargs", "sub_backend_kwargs", "executor_kwargs"):
             if out[name] is not None:
                 out[name] = {k: v for k, v in out[name].items() if k not in hidden}
         return out
@@ -120,6 +122,8 @@ async def _rlm(task: Task, settings: Settings, log_dir: Path | None, *, subcalls
         max_timeout=settings.timeout,
         prompt_profile=profile,
         log_dir=log_dir if log_dir is not None else False,
+        executor=settings.executor,
+        executor_kwargs=dict(settings.executor_kwargs),
     )
     result = await rlm.acompletion(task.context, task.question)
     usage = result.usage

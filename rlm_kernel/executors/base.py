@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..protocol import FinalDirective
 
-__all__ = ["ExecResult", "StepOutcome", "Executor"]
+__all__ = ["ExecResult", "StepOutcome", "Executor", "RemoteContext"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,19 @@ class StepOutcome:
     restored: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class RemoteContext:
+    """A context that lives in the executor (a child's, made by the code in a kernel): the host
+    holds its name there and the description the root is shown."""
+
+    ref: str
+    meta: Mapping[str, Any]
+
+    @property
+    def __rlm_metadata__(self) -> Mapping[str, Any]:
+        return self.meta
+
+
 @runtime_checkable
 class Executor(Protocol):
     def bind(
@@ -65,3 +78,6 @@ class Executor(Protocol):
 
     def close(self) -> list[str]:
         """Give the user's own values back under the reserved names; returns the names restored."""
+
+    def child(self, tag: str) -> Executor:
+        """The executor of a child run (``rlm_query``): a namespace of its own, in the same place."""

@@ -82,10 +82,8 @@ class capture_output:  # noqa: N801 - used like contextlib's lower-case managers
         with _install_lock:
             _installed -= 1
             if _installed == 0 and _originals is not None:
-                if isinstance(sys.stdout, _Router):
-                    sys.stdout = _originals[0]
-                if isinstance(sys.stderr, _Router):
-                    sys.stderr = _originals[1]
+                # Streams the code put in place (sys.stdout = io.StringIO()) go with it.
+                sys.stdout, sys.stderr = _originals
                 _originals = None
 
 
@@ -224,3 +222,6 @@ class LocalExecutor:
 
     def close(self) -> list[str]:
         return self.scaffold.close() if self.scaffold is not None else []
+
+    def child(self, tag: str) -> LocalExecutor:
+        return LocalExecutor(tag=tag)

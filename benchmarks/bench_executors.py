@@ -1,0 +1,221 @@
+"""The kernel executor against the local one: what running the code in a kernel of its own costs.
+
+* per-step overhead: a trivial step (``x = 1``) run many times through each executor; the figure
+  is the kernel's median minus the local median, in ms (target <= 5 ms);
+* bridged sub-call round trip: a step making 200 ``llm_query`` calls answered at once by the host
+  (no LM), through each executor; (kernel - local) / 200, in ms (target <= 5 ms);
+* warm-pool acquisition: ``KernelPool.acquire()`` with a warm kernel waiting (target <= 50 ms);
+* a 200 MB string context loaded into a kernel: MB/s (target >= 500) and the peak RSS of each
+  process over its RSS before the context existed, as a multiple of the context (target <= 1.25);
+* a 64-way ``llm_query_batched`` through a real RLM run and the scripted server (a subprocess,
+  0.25 s a sub-call): the step's time in the kernel over the same step in-process (target <= 1.1).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import main, median, scripted_server, target
+
+CONTEXT_MB = 200
+
+
+class Echo:
+    """Sub-calls answered at once, so the figures are the bridge's alone."""
+
+    def llm_query(self, prompt: str, model: str | None = None) -> str:
+        return prompt
+
+    def llm_query_batched(self, prompts: list[str], model: str | None = None) -> list[str]:
+        return list(prompts)
+
+    def rlm_query(self, prompt: str, context: Any = None) -> str:
+        return prompt
+
+    def rlm_query_batched(self, prompts: list[str], contexts: Any = None) -> list[str]:
+        return list(prompts)
+
+    def ask_batched(self, conversations: list[Any], max_tokens: int | None = None) -> list[str]:
+        return ["" for _ in conversations]
+
+
+def step_times(executor: Any, code: str, n: int) -> list[float]:
+    times = []
+    for i in range(n):
+        start = time.perf_counter()
+        executor.execute(code, step=i)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def rss(pid: int | str = "self") -> tuple[int, int]:
+    """(current, peak) resident bytes of a process."""
+    values = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            values[key] = int(rest.split()[0]) * 1024
+    return values["VmRSS"], values["VmHWM"]
+
+
+def reset_peak(pid: int | str = "self") -> None:
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+
+
+def overheads(quick: bool) -> tuple[dict[str, float], dict[str, list[float]]]:
+    from rlm_kernel.executors.kernel import KernelExecutor
+    from rlm_kernel.executors.local import LocalExecutor
+
+    n = 100 if quick else 400
+    calls = 200
+    local, kernel = LocalExecutor(), KernelExecutor()
+    local.bind("ctx", Echo(), None)
+    kernel.bind("ctx", Echo(), None)
+    raw: dict[str, list[float]] = {}
+    try:
+        for name, executor in (("local", local), ("kernel", kernel)):
+            step_times(executor, "x = 1", 20)  # warm-up
+            raw[f"{name} step"] = step_times(executor, "x = 1", n)
+            raw[f"{name} {calls} calls"] = step_times(
+                executor, f"for _ in range({calls}):\n    llm_query('a')", 10 if quick else 30
+            )
+    finally:
+        kernel.close()
+    step_ms = (median(raw["kernel step"]) - median(raw["local step"])) * 1000
+    call_ms = (median(raw[f"kernel {calls} calls"]) - median(raw[f"local {calls} calls"])) * 1000 / calls
+    return {"step_ms": step_ms, "call_ms": call_ms}, raw
+
+
+def warm_pool(quick: bool) -> list[float]:
+    from rlm_kernel.executors.kernel import KernelPool, KernelSession, LocalKernel
+
+    pool = KernelPool(lambda: KernelSession(LocalKernel()), size=1)
+    pool.fill()
+    times = []
+    for _ in range(3 if quick else 6):
+        with pool._lock:
+            waiting = pool._warm[0]
+        waiting.result(timeout=120)  # the warm kernel is ready: a run arriving now gets it
+        start = time.perf_counter()
+        session = pool.acquire()
+        times.append(time.perf_counter() - start)
+        from rlm_kernel.executors.kernel import on_kernel_loop
+
+        on_kernel_loop(session.close()).result(timeout=30)
+    pool.close()
+    return times
+
+
+def big_context() -> dict[str, float]:
+    from rlm_kernel.executors.kernel import KernelExecutor
+
+    executor = KernelExecutor(memory_mb=None)
+    session = executor.session  # a kernel before the context exists, so its start is not counted
+    kernel_pid = session.kernel.km.provisioner.pid
+    host_before, _ = rss()
+    kernel_before, _ = rss(kernel_pid)
+    context = "0123456789abcdef" * (CONTEXT_MB * (1 << 20) // 16)
+    size = len(context)
+    reset_peak()
+    reset_peak(kernel_pid)
+    start = time.perf_counter()
+    executor.bind(context, None, None)
+    bind_s = time.perf_counter() - start
+    _, host_peak = rss()
+    _, kernel_peak = rss(kernel_pid)
+    check = executor.execute("len(context), context[-16:]", step=1).result.value
+    executor.close()
+    if check != repr((size, context[-16:])):
+        raise RuntimeError(f"the context did not arrive whole: {check}")
+    return {
+        "load_s": executor.load_s,
+        "bind_s": bind_s,
+        "mb_per_s": size / (1 << 20) / executor.load_s,
+        "host_peak_x": (host_peak - host_before) / size,
+        "kernel_peak_x": (kernel_peak - kernel_before) / size,
+    }
+
+
+def batch_ratio(quick: bool) -> tuple[float, dict[str, list[float]]]:
+    from rlm_kernel import RLM
+
+    raw: dict[str, list[float]] = {"local": [], "kernel": []}
+    with scripted_server(sub_latency=0.25) as url, tempfile.TemporaryDirectory() as logs:
+        for _ in range(3 if quick else 7):
+            for executor in ("local", "kernel"):  # interleaved, so drift hits both alike
+                rlm = RLM(
+                    "openai",
+                    {"model_name": "scripted", "base_url": url, "api_key": "test", "max_retries": 0},
+                    max_concurrency=64,
+                    executor=executor,
+                    log_dir=logs,
+                )
+                result = rlm.completion("a small context", "FANOUT=64")
+                if not result.ok:
+                    raise RuntimeError(f"{executor}: {result.error}")
+                (step,) = [e for e in result.trajectory if e.kind == "step_finished" and "64" in e.output]
+                raw[executor].append(step.elapsed_s)
+    return median(raw["kernel"]) / median(raw["local"]), raw
+
+
+def run(quick: bool = False) -> dict:
+    from rlm_kernel.executors.kernel import close_pools
+
+    try:
+        costs, raw = overheads(quick)
+        pool_times = warm_pool(quick)
+        loaded = big_context()
+        ratio, batches = batch_ratio(quick)
+    finally:
+        close_pools()
+    raw.update({"warm acquire": pool_times, **{f"64-way step {k}": v for k, v in batches.items()}})
+    values = [
+        ("per-step overhead, kernel - local", round(costs["step_ms"], 3), "ms"),
+        ("bridged llm_query round trip, kernel - local", round(costs["call_ms"], 3), "ms"),
+        ("warm-pool acquisition", round(median(pool_times) * 1000, 2), "ms"),
+        (f"{CONTEXT_MB} MB str context load", round(loaded["mb_per_s"]), "MB/s"),
+        ("host peak RSS over the context", round(loaded["host_peak_x"], 3), "x"),
+        ("kernel peak RSS over the context", round(loaded["kernel_peak_x"], 3), "x"),
+        ("64-way batch step, kernel / local", round(ratio, 3), "x"),
+    ]
+    figures = [{"figure": name, "value": value, "unit": unit} for name, value, unit in values]
+    targets = [
+        target("per-step overhead of kernel over local", round(costs["step_ms"], 3), 5.0, unit="ms"),
+        target("bridged sub-call round trip", round(costs["call_ms"], 3), 5.0, unit="ms"),
+        target("warm-pool kernel acquisition", round(median(pool_times) * 1000, 2), 50.0, unit="ms"),
+        target(
+            f"{CONTEXT_MB} MB context into a kernel",
+            round(loaded["mb_per_s"]),
+            500.0,
+            unit="MB/s",
+            lower_is_better=False,
+        ),
+        target("host peak RSS, x the context", round(loaded["host_peak_x"], 3), 1.25, unit="x"),
+        target("kernel peak RSS, x the context", round(loaded["kernel_peak_x"], 3), 1.25, unit="x"),
+        target("64-way batch through the bridge / in-process", round(ratio, 3), 1.1, unit="x"),
+    ]
+    return {
+        "name": "executors",
+        "description": "the kernel executor's costs against the local executor, measured in the same run",
+        "figures": figures,
+        "targets": targets,
+        "raw": raw,
+        "notes": [
+            "medians; per-step and round-trip figures are the kernel's median minus the local median",
+            "host peak RSS counts from before the context string was made, so 1.0 is the string itself",
+            f"load: the {CONTEXT_MB} MB string goes as CPython lays it out, through a file in /dev/shm; "
+            f"{loaded['load_s']:.3f} s to load, {loaded['bind_s']:.3f} s for the whole bind",
+            f"CPU count {os.cpu_count()}",
+        ],
+    }
+
+
+if __name__ == "__main__":
+    main("executors", run)

@@ -1,0 +1,167 @@
+"""The ``gateway`` executor: the kernel executor over a remote Jupyter server's kernels API.
+
+Jupyter Kernel Gateway, Enterprise Gateway (one kernel per pod on Kubernetes) or any Jupyter
+server: a kernel is made with ``POST /api/kernels`` and spoken to over its websocket, with the
+token in the ``Authorization`` header of both. This talks to the API with tornado's client rather
+than jupyter_server's ``GatewayClient``, whose websocket carries no auth header and whose message
+loop polls. The context crosses the websocket in parts, once; sub-calls come back as requests on
+the kernel's stdin channel, as with a local kernel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import ConfigError
+from .kernel import Kernel, KernelError, KernelExecutor
+
+__all__ = ["GatewayExecutor", "GatewayKernel"]
+
+MAX_MESSAGE = 64 << 20  # the largest message read from the websocket
+
+
+class GatewayKernel:
+    """One kernel of a remote server, over REST and a websocket."""
+
+    shares_files = False
+
+    def __init__(self, url: str, auth_token: str | None, kernel_name: str = "python3") -> None:
+        self.url = url.rstrip("/")
+        self.kernel_name = kernel_name
+        self._headers = {"Authorization": f"token {auth_token}"} if auth_token else {}
+        self._ws: Any = None
+        self._reader: asyncio.Task[None] | None = None
+        self.kernel_id: str | None = None
+
+    async def _http(self, method: str, path: str, body: Any = None) -> Any:
+        from tornado.httpclient import AsyncHTTPClient, HTTPClientError
+
+        try:
+            response = await AsyncHTTPClient().fetch(
+                self.url + path,
+                method=method,
+                headers={**self._headers, "Content-Type": "application/json"},
+                body=None if body is None else json.dumps(body),
+                allow_nonstandard_methods=True,
+                request_timeout=60,
+            )
+        except HTTPClientError as exc:
+            raise KernelError(f"the gateway at {self.url} answered {method} {path} with {exc.code}") from None
+        except OSError as exc:
+            raise KernelError(f"the gateway at {self.url} cannot be reached: {exc}") from None
+        return json.loads(response.body) if response.body else None
+
+    async def start(self, on_message: Callable[[dict[str, Any]], None]) -> None:
+        from jupyter_client.session import Session
+        from tornado.httpclient import HTTPRequest
+        from tornado.websocket import websocket_connect
+
+        self.session = Session(username="rlm_kernel")
+        kernel = await self._http("POST", "/api/kernels", {"name": self.kernel_name})
+        self.kernel_id = kernel["id"]
+        ws_url = "ws" + self.url[len("http") :] + f"/api/kernels/{self.kernel_id}/channels"
+        try:
+            self._ws = await websocket_connect(
+                HTTPRequest(ws_url, headers=self._headers, request_timeout=60), max_message_size=MAX_MESSAGE
+            )
+        except Exception as exc:
+            await self.shutdown()
+            raise KernelError(f"the gateway's kernel websocket did not open: {exc}") from None
+        self._reader = asyncio.ensure_future(self._read(on_message))
+
+    async def _read(self, on_message: Callable[[dict[str, Any]], None]) -> None:
+        while True:
+            text = await self._ws.read_message()
+            if text is None:  # closed: the kernel or the server went away
+                on_message(
+                    {
+                        "channel": "iopub",
+                        "header": {"msg_type": "status"},
+                        "parent_header": {"msg_id": "*"},
+                        "content": {"execution_state": "dead"},
+                    }
+                )
+                return
+            if isinstance(text, str):
+                on_message(json.loads(text))
+
+    def _send(self, channel: str, msg_type: str, content: dict[str, Any]) -> str:
+        from jupyter_client.jsonutil import json_default
+
+        msg = self.session.msg(msg_type, content)
+        msg["channel"] = channel
+        self._ws.write_message(json.dumps(msg, default=json_default))
+        return str(msg["header"]["msg_id"])
+
+    def execute(self, code: str) -> str:
+        content = {
+            "code": code,
+            "silent": False,
+            "store_history": False,
+            "user_expressions": {},
+            "allow_stdin": True,
+            "stop_on_error": False,
+        }
+        return self._send("shell", "execute_request", content)
+
+    def input_reply(self, value: str) -> None:
+        self._send("stdin", "input_reply", {"value": value})
+
+    async def interrupt(self) -> None:
+        await self._http("POST", f"/api/kernels/{self.kernel_id}/interrupt")
+
+    async def is_alive(self) -> bool:
+        return self._ws is not None and self._ws.close_code is None
+
+    async def shutdown(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+        if self._ws is not None:
+            self._ws.close()
+            self._ws = None
+        if self.kernel_id is not None:
+            try:
+                await self._http("DELETE", f"/api/kernels/{self.kernel_id}")
+            except KernelError:
+                pass
+            self.kernel_id = None
+
+
+class GatewayExecutor(KernelExecutor):
+    """A kernel of a remote server for each run. ``url`` and ``auth_token`` default to
+    ``JUPYTER_GATEWAY_URL`` and ``JUPYTER_GATEWAY_AUTH_TOKEN``; the kernel's image needs
+    rlm-kernel installed."""
+
+    kind = "gateway"
+
+    def __init__(self, *, url: str | None = None, auth_token: str | None = None, **settings: Any) -> None:
+        url = url or os.environ.get("JUPYTER_GATEWAY_URL")
+        if not url:
+            raise ConfigError(
+                "The gateway executor needs a url: executor_kwargs={'url': ...} or JUPYTER_GATEWAY_URL."
+            )
+        if not url.startswith(("http://", "https://")):
+            raise ConfigError(f"The gateway url must start with http:// or https://, got {url!r}.")
+        self.url = url
+        self.auth_token = (
+            auth_token if auth_token is not None else os.environ.get("JUPYTER_GATEWAY_AUTH_TOKEN")
+        )
+        parent = settings.get("_parent")
+        if parent is not None:
+            self.url, self.auth_token = parent.url, parent.auth_token
+        super().__init__(**settings)
+
+    def new_kernel(self) -> Kernel:
+        return GatewayKernel(self.url, self.auth_token, self.kernel_name)
+
+    def _pool_key(self) -> tuple[Any, ...]:
+        return (*super()._pool_key(), self.url, self.auth_token)
+
+    def child(self, tag: str) -> KernelExecutor:
+        child = GatewayExecutor(url=self.url, auth_token=self.auth_token, tag=tag, _parent=self)
+        self._root._children.append(child)
+        return child
