@@ -282,6 +282,10 @@ class Loop:
         except StopIteration as stop:
             self.finish = stop.value
             return stop.value
+        except Exception as exc:  # the loop itself failed (a bug): the run ends with what it had
+            log.exception("rlm_kernel: the root loop failed")
+            self.finish = self.parts.run.abort(_unexpected(exc))
+            return self.finish
 
     def _loop(self) -> Generator[Wait, Any, Finish]:
         parts = self.parts
@@ -329,9 +333,17 @@ def drive(parts: RunParts) -> Finish:
             wait = loop.throw(RunCancelled.interrupted())
         except RLMError as exc:
             wait = loop.throw(exc)
+        except Exception as exc:  # an executor's or a client's failure: the run ends, recorded
+            log.exception("rlm_kernel: a run's step or LM call failed")
+            wait = loop.throw(_unexpected(exc))
         else:
             wait = loop.send(value)
     return wait
+
+
+def _unexpected(exc: Exception) -> RLMError:
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return RLMError(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)
 
 
 Approve = Callable[[int, str], Awaitable[str]]
@@ -366,6 +378,9 @@ async def adrive(parts: RunParts, approve: Approve | None = None) -> Finish:
             wait = loop.throw(RunCancelled() if stopped else RunCancelled.interrupted())
         except RLMError as exc:
             wait = loop.throw(exc)
+        except Exception as exc:  # an executor's or a client's failure: the run ends, recorded
+            log.exception("rlm_kernel: a run's step or LM call failed")
+            wait = loop.throw(_unexpected(exc))
         else:
             wait = loop.send(value)
     return wait

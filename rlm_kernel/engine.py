@@ -43,8 +43,10 @@ from .events import (
 )
 from .executors.base import ExecResult
 from .lm.base import Completion, Message
-from .protocol import FinalDirective, code_blocks, find_final, resolve_final
+from .protocol import FinalDirective, code_blocks, find_final, resolve_final, unclosed_final
 from .repl import cut_note, truncate
+
+TURN_OUTPUT_TIMES = 4  # a turn's whole observation is at most this many times max_output_chars
 
 __all__ = ["RLMRun", "AskRoot", "Execute", "ResolveFinal", "Finish", "Action", "TRANSITIONS"]
 
@@ -325,6 +327,12 @@ class RLMRun:
             return self._last_word(resolve_final(directive, {})[0] if directive else None, text)
         blocks = code_blocks(text)
         if not blocks and directive is None:
+            if self._text_final and (opened := unclosed_final(text)):
+                notes.append(
+                    f"Your {opened}( has no closing parenthesis, so the run did not end: "
+                    f"write {opened}(...) whole."
+                )
+                return self._next_turn("\n\n".join(notes))
             return self._next_turn("\n\n".join([*notes, prompts.NO_CODE_NUDGE]))
         self._pending = _Pending(blocks, directive, notes=notes)
         return self._advance()
@@ -362,6 +370,14 @@ class RLMRun:
             remaining=self.config.max_iterations - self.turns,
         )
         self._hints, self._edits, self._human_steps = [], [], []
+        limit = TURN_OUTPUT_TIMES * self.config.max_output_chars
+        if len(text) > limit:  # many blocks in one reply: each step's cut alone does not bound the turn
+            full = len(text)
+            text, cut = truncate(text, limit)
+            text += (
+                f"\n\nThis turn's outputs came to {full:,} characters; {cut:,} of them were not shown. "
+                "Run fewer blocks a reply, and print less."
+            )
         return self._next_turn(text)
 
     @_transition

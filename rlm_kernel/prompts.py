@@ -40,7 +40,7 @@ ITEM_LENGTHS_SHOWN = 20
 def _length(obj: Any) -> int | None:
     try:
         return len(obj)
-    except TypeError:
+    except Exception:  # no length, or a __len__ that raises
         return None
 
 
@@ -96,7 +96,21 @@ def _preview(context: Any) -> str:
 
 
 def context_metadata(context: Any) -> dict[str, Any]:
-    """Type, size, item sizes, shape and a short preview: all the root learns of the context up front."""
+    """Type, size, item sizes, shape and a short preview: all the root learns of the context up front.
+    An object whose ``__len__`` or ``__repr__`` raises still gets a description, which says so."""
+    try:
+        return _metadata(context)
+    except Exception as exc:
+        why = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
+        return {
+            "type": type(context).__name__,
+            "shape": "unknown",
+            "preview": f"(not shown: describing it raised {why})",
+            "problem": why,
+        }
+
+
+def _metadata(context: Any) -> dict[str, Any]:
     known = getattr(context, "__rlm_metadata__", None)  # described where it lives (a kernel)
     if isinstance(known, Mapping):
         return dict(known)
@@ -119,7 +133,11 @@ def context_metadata(context: Any) -> dict[str, Any]:
         length = _length(context)
         if length is not None:
             meta["length"] = length
-    meta["preview"] = _preview(context)
+    try:
+        meta["preview"] = _preview(context)
+    except Exception as exc:  # a __repr__ that raises
+        meta["preview"] = f"(not shown: its repr raised {type(exc).__name__})"
+        meta["problem"] = f"its repr raised {type(exc).__name__}"
     return meta
 
 

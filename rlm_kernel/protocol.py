@@ -13,12 +13,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["code_blocks", "FinalDirective", "find_final", "resolve_final", "strip_code"]
+__all__ = ["code_blocks", "FinalDirective", "find_final", "unclosed_final", "resolve_final", "strip_code"]
 
 _FENCE = re.compile(r"^[ \t]*```[ \t]*(repl|python|py|python3)[ \t]*\n(.*?)^[ \t]*```", re.S | re.M | re.I)
 _OPEN = re.compile(r"^[ \t]*```[ \t]*(repl|python|py|python3)[ \t]*\n(.*)\Z", re.S | re.M | re.I)
 _FINAL_VAR = re.compile(r"^[ \t>*]*FINAL_VAR\((.*?)\)", re.M | re.S)
 _FINAL = re.compile(r"^[ \t>*]*FINAL\((.*)\)", re.M | re.S)
+_FINAL_OPEN = re.compile(r"^[ \t>*]*(FINAL(?:_VAR)?)\(", re.M)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -48,6 +49,14 @@ def find_final(text: str) -> FinalDirective | None:
         return FinalDirective("FINAL_VAR", m.group(1).strip())
     if m := _FINAL.search(prose):
         return FinalDirective("FINAL", _balanced(m.group(1)).strip())
+    return None
+
+
+def unclosed_final(text: str) -> str | None:
+    """``FINAL`` or ``FINAL_VAR`` when the reply opens one outside code and never closes it."""
+    prose = strip_code(text)
+    if (m := _FINAL_OPEN.search(prose)) and find_final(text) is None:
+        return m.group(1)
     return None
 
 

@@ -171,6 +171,7 @@ def cut_note(full: str, cut: int, question: str | None, *, small: bool = False) 
     return f"Your output was cut: {cut:,} of its {len(full):,} characters were not shown.{where} {advice}"
 
 
+TRACEBACK_FRAMES = 40
 _RUN_TAG = re.compile(r"<rlm-step-(\d+)-[0-9a-f]+>")
 
 
@@ -187,7 +188,8 @@ def compact_traceback(
     exc: BaseException, keep: Callable[[str], bool] = lambda f: f.startswith("<rlm-step")
 ) -> str:
     """A traceback of the step's own frames (plus the innermost one), without colour."""
-    te = traceback.TracebackException.from_exception(exc, capture_locals=False)
+    # The innermost frames only: a recursion thousands deep would take seconds to format.
+    te = traceback.TracebackException.from_exception(exc, capture_locals=False, limit=-TRACEBACK_FRAMES)
     frames = list(te.stack)
     kept = [f for i, f in enumerate(frames) if keep(f.filename) or i == len(frames) - 1]
     te.stack = traceback.StackSummary.from_list(kept)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import logging
 import threading
 import time
 from collections.abc import Callable, MutableMapping
@@ -14,7 +15,7 @@ from typing import Any
 from .config import RLMConfig
 from .driver import Approve, RunParts, RunTree, adrive, drive, new_run_id, prepare
 from .engine import Finish
-from .errors import ConfigError
+from .errors import ConfigError, MissingAPIKey
 from .events import Event, EventBus, RootToken, RunWarning
 from .executors import check_executor, make_executor
 from .executors.base import Executor
@@ -23,6 +24,8 @@ from .trajectory import TrajectoryWriter, default_log_dir
 from .usage import Usage, summarize
 
 __all__ = ["RLM", "RLMResult", "OpenRun"]
+
+log = logging.getLogger("rlm_kernel")
 
 
 @dataclass
@@ -87,8 +90,15 @@ class RLM:
             sub_backend_kwargs=None if sub_backend_kwargs is None else dict(sub_backend_kwargs),
             **settings,
         )
+        # A missing key fails now, in one line, for the sub-calls' provider as for the root's.
         if backend in ("openai", "anthropic"):
-            make_lm(backend, self.config.backend_kwargs)  # fail now, in one line, if the key is missing
+            make_lm(backend, self.config.backend_kwargs)
+        sub = self.config.sub_backend
+        if sub in ("openai", "anthropic") and (sub != backend or sub_backend_kwargs is not None):
+            try:
+                make_lm(sub, self.config.sub_backend_kwargs or {})
+            except MissingAPIKey as exc:
+                raise ConfigError(str(exc).replace("backend_kwargs", "sub_backend_kwargs")) from None
         check_executor(self.config.executor, self.config.executor_kwargs)
         self._active_run: RunParts | None = None
         self._lock = threading.Lock()
@@ -198,13 +208,20 @@ class OpenRun:
 
     def close(self, finish: Finish) -> RLMResult:
         self.rlm._closed(self.parts)
-        restored = self.parts.executor.close()
+        try:
+            restored = self.parts.executor.close()
+        except Exception:  # a kernel that will not shut down cleanly must not cost the result
+            log.warning("rlm_kernel: closing the executor failed", exc_info=True)
+            restored = []
         self.parts.tree.close()
+        error = finish.error
         if self.writer:
             self.writer.close()
+            if self.writer.error:  # the answer stands; the record of it is incomplete
+                error = f"{error}; {self.writer.error}" if error else self.writer.error
         return RLMResult(
             response=finish.response,
-            error=finish.error,
+            error=error,
             iterations=self.parts.run.iterations,
             usage=summarize(self.events),
             trajectory=self.events,

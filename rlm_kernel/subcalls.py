@@ -197,6 +197,8 @@ class Subcalls:
                     f"tokens; split it into smaller pieces"
                 )
             completion = await lm.complete(messages, max_tokens=max_tokens)
+            if not completion.text.strip():
+                raise RLMError(f"{lm.model_name} gave an empty reply")
         except asyncio.CancelledError:
             self.emit(
                 SubcallFinished(
@@ -209,17 +211,19 @@ class Subcalls:
                 )
             )
             raise
-        except RLMError as exc:
+        except Exception as exc:  # the provider's error, or any other: this slot fails, the batch goes on
+            reason = str(exc) if isinstance(exc, RLMError) else f"{type(exc).__name__}: {exc}"
+            reason = reason.splitlines()[0] if reason else type(exc).__name__
             self.emit(
                 SubcallFinished(
                     **self._ids(),
                     **finished,
-                    error=str(exc),
+                    error=reason,
                     latency_s=time.perf_counter() - started,
                     cost=0.0,
                 )
             )
-            return f"{ERROR_PREFIX} {exc}"
+            return f"{ERROR_PREFIX} {reason}"
         cost = completion.cost
         self.emit(
             SubcallFinished(

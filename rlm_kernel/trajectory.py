@@ -44,8 +44,10 @@ class TrajectoryWriter:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] | None = self.path.open("a", encoding="utf-8")
+        # A lone surrogate (code printed "\udcff") is written as its JSON escape, and read back as it was.
+        self._file: IO[str] | None = self.path.open("a", encoding="utf-8", errors="backslashreplace")
         self._lock = threading.Lock()
+        self.error: str | None = None  # the first write that failed (a full disk), for the run's result
 
     @classmethod
     def in_dir(cls, log_dir: str | os.PathLike[str], run_id: str) -> TrajectoryWriter:
@@ -59,13 +61,24 @@ class TrajectoryWriter:
         with self._lock:
             if self._file is None:
                 return
-            self._file.write(line + "\n")
-            self._file.flush()
+            try:
+                self._file.write(line + "\n")
+                self._file.flush()
+            except OSError as exc:
+                self._failed(exc)
+
+    def _failed(self, exc: OSError) -> None:
+        """Keep the first failure (a full disk fails every write after it): the run reports it once."""
+        if self.error is None:
+            self.error = f"the trajectory could not be written to {self.path}: {exc.strerror or exc}"
 
     def close(self) -> None:
         with self._lock:
             if self._file is not None:
-                self._file.close()
+                try:
+                    self._file.close()
+                except OSError as exc:  # the last buffered line did not reach the disk
+                    self._failed(exc)
                 self._file = None
 
 

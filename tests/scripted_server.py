@@ -63,6 +63,9 @@ class Reply:
     cached_tokens: int = 0
     hang: bool = False
     headers: dict[str, str] = field(default_factory=dict)
+    # The body exactly as sent, for replies a provider should never give (not JSON, cut, invalid
+    # UTF-8, a broken event stream); sent as an event stream to a streamed request.
+    raw: bytes | None = None
 
 
 @dataclass
@@ -394,6 +397,11 @@ class ScriptedServer:
                 assert self._closing is not None
                 await self._closing.wait()
                 return web.Response(status=503, text="server stopping")
+            if reply.raw is not None:
+                kind = "text/event-stream" if request.stream else "application/json"
+                return web.Response(
+                    body=reply.raw, status=reply.status, headers={"Content-Type": kind, **reply.headers}
+                )
             if reply.status != 200:
                 return web.json_response(
                     _error_body(api, reply.status, reply.error_message),

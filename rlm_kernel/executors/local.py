@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import ctypes
 import io
+import os
 import sys
 import threading
 import time
@@ -103,7 +104,9 @@ def run_code(code: str, namespace: MutableMapping[str, Any], filename: str) -> t
                 return repr(value), None
     except StepInterrupted:
         return None, STOPPED
-    except (Exception, SystemExit) as exc:
+    except KeyboardInterrupt:  # Ctrl-C: the driver's to handle
+        raise
+    except BaseException as exc:  # SystemExit, CancelledError, a BaseException of the code's own
         return None, compact_traceback(exc)
     return None, None
 
@@ -165,6 +168,24 @@ def _async_raise(thread_id: int, exc: type[BaseException] | None) -> None:
     )
 
 
+def _leftovers(pid: int, recursion_limit: int, threads: set[threading.Thread]) -> None:
+    """What a step leaves that would harm its host: a forked copy of the host goes no further than
+    the step (it would write the run's events twice), the recursion limit is put back, and threads
+    the step started do not keep the process from exiting."""
+    if os.getpid() != pid:
+        sys.stdout.flush()
+        os._exit(0)
+    sys.setrecursionlimit(recursion_limit)
+    started = [t for t in threading.enumerate() if t not in threads and not t.daemon]
+    locks = getattr(threading, "_shutdown_locks", None)  # CPython 3.10-3.12 joins these at exit
+    for thread in started:
+        thread._daemonic = True  # type: ignore[attr-defined]
+        lock = getattr(thread, "_tstate_lock", None)
+        if locks is not None and lock is not None:
+            with threading._shutdown_locks_lock:  # type: ignore[attr-defined]
+                locks.discard(lock)
+
+
 class LocalExecutor:
     """The in-process executor (plain Python, the magics, child runs): a dict namespace.
 
@@ -193,6 +214,7 @@ class LocalExecutor:
         ``stop_when()`` holds is ended."""
         start = time.perf_counter()
         out, err = io.StringIO(), io.StringIO()
+        pid, limit, threads = os.getpid(), sys.getrecursionlimit(), set(threading.enumerate())
         watched = _watchdog.arm(self.stop_when) if self.stop_when else None
         try:
             try:
@@ -201,6 +223,7 @@ class LocalExecutor:
             finally:
                 if watched is not None:
                     _watchdog.disarm(watched)
+                _leftovers(pid, limit, threads)
         except StepInterrupted:
             value, error = None, STOPPED
         return ExecResult(out.getvalue(), err.getvalue(), value, error, time.perf_counter() - start)

@@ -76,4 +76,8 @@ def _local(name: str | None, kw: dict[str, Any]) -> LMClient:
     kw["prices"] = {name: (0.0, 0.0, 0.0), **as_prices(kw.get("prices"))}
     kw.setdefault("temperature", 0.0)
     kw.setdefault("continues_reply", True)  # llama.cpp continues a trailing assistant message
+    # A request may wait long in the server's queue behind others on a small machine; a retry of a
+    # server in this process helps nothing.
+    kw.setdefault("timeout", 600.0)
+    kw.setdefault("max_retries", 0)
     return OpenAILM(name, base_url=server.base_url, api_key="local", context_window=n_ctx, **kw)

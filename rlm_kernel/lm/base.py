@@ -132,6 +132,9 @@ class BaseLM(abc.ABC):
     finish_key: ClassVar[str] = "finish_reason"
     # Whether a stream that falls into a loop is stopped (``finish`` "repetition").
     guards_repetition: ClassVar[bool] = True
+    # Whether a reply without a finish reason is the provider's error (a cut stream, an empty
+    # ``choices`` list, a body of another kind): a replay gives back what was recorded.
+    requires_finish: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -166,6 +169,7 @@ class BaseLM(abc.ABC):
         stream that has fallen into a loop (finish reason ``repetition``)."""
         started = now()
         parts: list[str] = []
+        messages = [_encodable(m) for m in messages]
         try:
             if on_token is None:
                 received = await self._send(messages, max_tokens, stop)
@@ -178,16 +182,38 @@ class BaseLM(abc.ABC):
                         if not delta:
                             continue
                         parts.append(delta)
-                        on_token(delta)
+                        try:
+                            on_token(delta)
+                        except Exception as exc:
+                            raise _CallbackFailed(exc) from exc
                         if guard is not None and guard.feed(delta):
                             received.finish, received.text = "repetition", None  # the text read so far
                             break
+        except _CallbackFailed as failed:  # the caller's own error, not the provider's
+            raise failed.error from None
         except Exception as exc:
-            error = self._error(exc)
+            # A body that does not parse (not JSON, cut, invalid UTF-8, the wrong shape) is the
+            # provider's; other exceptions are bugs, and go through as they are.
+            error = self._error(exc) or (self._unreadable(exc) if isinstance(exc, ValueError) else None)
             if error is None:
                 raise
             raise error from exc
+        if received.finish is None and self.requires_finish:
+            raise self._unreadable(None)
         return self._completion(messages, received, parts, now() - started)
+
+    def _unreadable(self, exc: Exception | None) -> RLMError:
+        """A reply that could not be read (not JSON, cut, invalid UTF-8, no choices, no finish
+        reason): the provider's error, in one line."""
+        from ..errors import ProviderError
+
+        if exc is None:
+            why = "it ended without a finish reason (a cut stream, no choices, or not a chat reply)"
+        else:
+            why = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no detail'}"[:300]
+        return ProviderError(
+            getattr(self, "provider", type(self).__name__), f"the reply could not be read: {why}"
+        )
 
     def _completion(
         self, messages: list[Message], received: Received, parts: list[str], latency_s: float
@@ -235,6 +261,24 @@ class BaseLM(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model_name!r})"
+
+
+def _encodable(message: Message) -> Message:
+    """The message with lone surrogates (code that printed "\udcff") written as escapes: a request
+    must be valid UTF-8."""
+    content = message.get("content")
+    if isinstance(content, str):
+        try:
+            content.encode("utf-8")
+        except UnicodeEncodeError:
+            fixed = content.encode("utf-8", "backslashreplace").decode("utf-8")
+            return {**message, "content": fixed}  # type: ignore[typeddict-item]
+    return message
+
+
+class _CallbackFailed(Exception):
+    def __init__(self, error: Exception) -> None:
+        self.error = error
 
 
 class RepetitionGuard:

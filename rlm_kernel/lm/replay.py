@@ -91,6 +91,7 @@ class ReplayLM(BaseLM):
 
     # A recorded reply is replayed as it was: its finish reason already says whether it looped.
     guards_repetition = False
+    requires_finish = False
 
     def __init__(
         self,

@@ -122,7 +122,7 @@ def test_a_client_that_does_not_guard_reads_the_whole_stream() -> None:
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_sdk_errors_are_mapped_and_others_pass_through(stream: bool) -> None:
+def test_sdk_and_parse_errors_are_mapped_and_others_pass_through(stream: bool) -> None:
     on_token = (lambda t: None) if stream else None
     lm = FakeLM("a", "b")
     lm.fail = SDKFailure("teapot")
@@ -137,6 +137,10 @@ def test_sdk_errors_are_mapped_and_others_pass_through(stream: bool) -> None:
 
     lm.fail = KeyError("a bug of ours")
     with pytest.raises(KeyError):
+        complete(lm, on_token=on_token)
+
+    lm.fail = ValueError("Expecting value: line 1 column 1 (char 0)\nmore")  # a body that did not parse
+    with pytest.raises(ProviderError, match=r"could not be read: ValueError: Expecting value[^\n]*$"):
         complete(lm, on_token=on_token)
 
 
