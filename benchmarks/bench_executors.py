@@ -2,6 +2,8 @@
 
 * per-step overhead: a trivial step (``x = 1``) run many times through each executor; the figure
   is the kernel's median minus the local median, in ms (target <= 5 ms);
+* the same for a step after the kernel's serve cell has ended (``PARK_AFTER_S`` of idleness) and
+  the step starts it again (no target: it comes after at least 30 s without a step);
 * bridged sub-call round trip: a step making 200 ``llm_query`` calls answered at once by the host
   (no LM), through each executor; (kernel - local) / 200, in ms (target <= 5 ms);
 * warm-pool acquisition: ``KernelPool.acquire()`` with a warm kernel waiting (target <= 50 ms);
@@ -69,9 +71,17 @@ def reset_peak(pid: int | str = "self") -> None:
     Path(f"/proc/{pid}/clear_refs").write_text("5")
 
 
+async def _park(session: Any) -> None:
+    """What PARK_AFTER_S of idleness does, now."""
+    session._park_now()
+
+
 def overheads(quick: bool) -> tuple[dict[str, float], dict[str, list[float]]]:
-    from rlm_kernel.executors.kernel import KernelExecutor
+    from rlm_kernel.executors.kernel import KernelExecutor, on_kernel_loop
     from rlm_kernel.executors.local import LocalExecutor
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from waiting import wait_until
 
     n = 100 if quick else 400
     calls = 200
@@ -86,11 +96,19 @@ def overheads(quick: bool) -> tuple[dict[str, float], dict[str, list[float]]]:
             raw[f"{name} {calls} calls"] = step_times(
                 executor, f"for _ in range({calls}):\n    llm_query('a')", 10 if quick else 30
             )
+        raw["kernel step after idle"] = []
+        session = kernel.session
+        for _ in range(5 if quick else 20):  # the serve cell has ended: the step starts it again
+            on_kernel_loop(_park(session)).result(timeout=10)
+            if not wait_until(lambda: not session._serving, timeout=10):
+                raise RuntimeError("the serve cell did not end")
+            raw["kernel step after idle"] += step_times(kernel, "x = 1", 1)
     finally:
         kernel.close()
     step_ms = (median(raw["kernel step"]) - median(raw["local step"])) * 1000
+    idle_ms = (median(raw["kernel step after idle"]) - median(raw["local step"])) * 1000
     call_ms = (median(raw[f"kernel {calls} calls"]) - median(raw[f"local {calls} calls"])) * 1000 / calls
-    return {"step_ms": step_ms, "call_ms": call_ms}, raw
+    return {"step_ms": step_ms, "idle_ms": idle_ms, "call_ms": call_ms}, raw
 
 
 def warm_pool(quick: bool) -> list[float]:
@@ -178,6 +196,7 @@ def run(quick: bool = False) -> dict:
     raw.update({"warm acquire": pool_times, **{f"64-way step {k}": v for k, v in batches.items()}})
     values = [
         ("per-step overhead, kernel - local", round(costs["step_ms"], 3), "ms"),
+        ("the same, a step after 30 s idle (serve cell restarted)", round(costs["idle_ms"], 3), "ms"),
         ("bridged llm_query round trip, kernel - local", round(costs["call_ms"], 3), "ms"),
         ("warm-pool acquisition", round(median(pool_times) * 1000, 2), "ms"),
         (f"{CONTEXT_MB} MB str context load", round(loaded["mb_per_s"]), "MB/s"),

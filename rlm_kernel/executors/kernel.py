@@ -49,6 +49,10 @@ __all__ = [
     "on_kernel_loop",
 ]
 
+# A kernel waiting in input() wakes 100 times a second (ipykernel polls its stdin socket: about 1 %
+# of a core), so after this long without a command (a human reading a step, say) the serve cell
+# ends, and the next command starts it again (a few ms).
+PARK_AFTER_S = 30.0
 PART_BYTES = 4 << 20  # a context crosses a remote kernel's channel in parts of this size
 WRITE_CHARS = 8 << 20  # and is written for a local kernel this many characters at a time
 _URL_WITH_CREDENTIALS = re.compile(r"://[^/\s:@]+:[^/\s@]+@")
@@ -233,7 +237,8 @@ class KernelSession:
         self._waiting = False  # the kernel asked and has no reply yet
         self._replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._serve_id: str | None = None
-        self._ready: asyncio.Future[None] | None = None
+        self._serving = False
+        self._park: asyncio.TimerHandle | None = None
         self._watch: asyncio.Task[None] | None = None
         self._closing = False
 
@@ -254,7 +259,6 @@ class KernelSession:
                 f"the kernel could not load rlm_kernel ({c.get('ename')}: {c.get('evalue')}); "
                 "install rlm-kernel in the kernel's environment"
             )
-        await self._serve()
         self._watch = asyncio.ensure_future(self._watch_alive())
 
     async def _run_cell(self, code: str) -> dict[str, Any]:
@@ -262,10 +266,11 @@ class KernelSession:
         future = self._replies[msg_id] = asyncio.get_running_loop().create_future()
         return await asyncio.wait_for(future, 60)
 
-    async def _serve(self) -> None:
-        self._ready = asyncio.get_running_loop().create_future()
+    def _serve(self) -> None:
+        """Start the serve cell; it runs while there is work, so an idle kernel waits in its own
+        event loop (no CPU), not in ``input()``'s polling."""
+        self._serving = True
         self._serve_id = self.kernel.execute("_rlm.serve()")
-        await asyncio.wait_for(self._ready, 60)
 
     async def _watch_alive(self) -> None:
         while not self._closing:
@@ -285,12 +290,14 @@ class KernelSession:
         elif msg["channel"] == "shell" and kind == "execute_reply":
             if parent in self._replies:
                 self._replies.pop(parent).set_result(msg)
-            elif parent == self._serve_id and not self._closing:
-                # The serve cell ended under a command (an interrupt that came between steps): what
-                # was in flight failed; serve again.
-                self._waiting = False
-                self._fail("the kernel was interrupted")
-                self._serve_id = self.kernel.execute("_rlm.serve()")
+            elif parent == self._serve_id:
+                # The serve cell ended: parked with no work left, or under a command (an interrupt
+                # that came between steps), which failed with what it was waiting on.
+                self._serving = self._waiting = False
+                if self._stack:
+                    self._fail("the kernel was interrupted", queued=False)
+                if self._pending and not self._closing:
+                    self._serve()
         elif msg["channel"] == "iopub" and parent == self._serve_id:
             if kind == "stream":
                 self.stray.append((content.get("name", "stdout"), content.get("text", "")))
@@ -307,8 +314,6 @@ class KernelSession:
         self._waiting = True
         if op == "ready":
             self._stack.clear()
-            if self._ready is not None and not self._ready.done():
-                self._ready.set_result(None)
         elif op == "result":
             while self._stack:  # requests the command abandoned (interrupted) go with it
                 frame = self._stack.pop()
@@ -350,18 +355,25 @@ class KernelSession:
             command = self._pending.popleft()
             self._stack.append(_Frame("exec", command.id, command.future))
             self._send({"op": command.op, "id": command.id, **command.args})
+        elif top is None and self._park is None:  # no work: soon the serve cell ends until more
+            self._park = asyncio.get_running_loop().call_later(PARK_AFTER_S, self._park_now)
+
+    def _park_now(self) -> None:
+        self._park = None
+        if self._waiting and not self._stack and not self._pending:
+            self._send({"op": "quit"})
 
     def _send(self, reply: dict[str, Any]) -> None:
         self._waiting = False
         self.kernel.input_reply(json.dumps(reply))
 
-    def _fail(self, why: str) -> None:
-        """End every command in flight or queued with ``why``."""
+    def _fail(self, why: str, queued: bool = True) -> None:
+        """End every command in flight (and, with ``queued``, those not yet sent) with ``why``."""
         for frame in self._stack:
             if frame.future is not None and not frame.future.done():
                 frame.future.set_result({"error": why, "lost": True})
         self._stack.clear()
-        while self._pending:
+        while queued and self._pending:
             command = self._pending.popleft()
             if not command.future.done():
                 command.future.set_result({"error": why, "lost": True})
@@ -372,6 +384,11 @@ class KernelSession:
             return {"error": self.dead, "lost": True}
         command = _Command(op, args, asyncio.get_running_loop().create_future())
         self._pending.append(command)
+        if self._park is not None:
+            self._park.cancel()
+            self._park = None
+        if not self._serving:
+            self._serve()
         self._pump()
         return await command.future
 
@@ -405,9 +422,10 @@ class KernelSession:
 
     async def close(self) -> None:
         self._closing = True
-        if self._watch is not None:
-            self._watch.cancel()
-        if self._waiting and not self._stack and not self.dead:
+        for timer in (self._watch, self._park):
+            if timer is not None:
+                timer.cancel()
+        if self._serving and self._waiting and not self._stack and not self.dead:
             self._send({"op": "quit"})
         self._fail("the kernel was shut down")
         await self.kernel.shutdown()

@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 from gateway_server import KernelGateway
 from scripted_server import Reply, Request, Script, ScriptedServer
+from waiting import wait_until
 
 from rlm_kernel import RLM
 from rlm_kernel.errors import ConfigError
+from rlm_kernel.executors import kernel as kernel_module
 from rlm_kernel.executors.gateway import GatewayExecutor
 from rlm_kernel.executors.kernel import RESTARTED, KernelExecutor
 from rlm_kernel.executors.local import STOPPED
@@ -297,6 +299,17 @@ def test_output_of_threads_and_subprocesses_reaches_the_root(make_executor: Any)
         "sys.stdout.flush()",
     )
     assert "from a thread" in result.stdout and "from a subprocess" in result.stdout
+
+
+def test_an_idle_kernel_leaves_its_serve_cell_and_the_next_step_starts_it(
+    make_executor: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(kernel_module, "PARK_AFTER_S", 0.2)
+    executor = make_executor()
+    executor.bind("ctx", Echo(), None)
+    run(executor, "y = 1")
+    assert wait_until(lambda: not executor.session._serving, timeout=30)
+    assert run(executor, "y + 1").value == "2"
 
 
 def test_a_step_timeout_interrupts_and_the_state_stays(make_executor: Any) -> None:
