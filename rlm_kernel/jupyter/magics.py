@@ -222,9 +222,19 @@ class RLMMagics(Magics):
             return None
         return self._finish(job, await self._run_async(job))
 
+    def _namespace(self, job: _Job) -> dict[str, Any] | None:
+        """The notebook's namespace for the local executor; the others keep theirs in their kernel."""
+        return self.shell.user_ns if job.rlm.config.executor == "local" else None
+
     def _in_cells(self, job: _Job, cell: str | None) -> bool:
         """In the RLM Python kernel with the JupyterLab extension, a %%rlm run's steps become cells."""
         if cell is None or self.notebook is None:
+            return False
+        if job.rlm.config.executor != "local":
+            print(
+                f"Steps run in the {job.rlm.config.executor} executor's kernel, "
+                "so they are shown in this cell."
+            )
             return False
         if not self.notebook.connected:
             if self.notebook.refused is not None:  # every time: the user has something to fix
@@ -325,7 +335,7 @@ class RLMMagics(Magics):
         try:
             view = self._view(job)
             return job.rlm.completion(
-                job.context, job.question, namespace=self.shell.user_ns, subscribers=(view,)
+                job.context, job.question, namespace=self._namespace(job), subscribers=(view,)
             )
         finally:
             self.active = None
@@ -347,7 +357,7 @@ class RLMMagics(Magics):
             return await job.rlm.acompletion(
                 job.context,
                 job.question,
-                namespace=self.shell.user_ns,
+                namespace=self._namespace(job),
                 subscribers=(view,),
                 approve=run.approval,
             )

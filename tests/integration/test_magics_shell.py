@@ -154,3 +154,18 @@ def test_terminal_ipython_gets_plain_text_progress(
     assert run(shell, "%rlm doc q").success
     out = capsys.readouterr().out
     assert "▶ step 1" in out and "looking" in out and "✔ answer" in out
+
+
+def test_the_kernel_executor_from_the_magic(shell: InteractiveShell, scripted_server: ScriptedServer) -> None:
+    """``--executor kernel``: the code runs in a kernel of its own; the notebook's names stay as they were."""
+    import os
+
+    scripted_server.responder = Script(
+        root=[repl("import os\nanswer['content'] = str(os.getpid())\nanswer['ready'] = True")]
+    )
+    shell.user_ns.update(doc="some text", answer="the user's own")
+    result = run(shell, "%%rlm -c doc -o res --executor kernel\nWhich process?")
+    assert result.success, result.error_in_exec
+    res = shell.user_ns["res"]
+    assert res.ok and res.response.isdigit() and int(res.response) != os.getpid()
+    assert shell.user_ns["answer"] == "the user's own"
