@@ -17,7 +17,16 @@ from typing import Any, Protocol
 
 from .protocol import FinalDirective, resolve_final
 
-__all__ = ["RESERVED", "SubcallAPI", "Scaffold", "truncate", "cut_note", "compact_traceback", "step_filename"]
+__all__ = [
+    "RESERVED",
+    "Answer",
+    "SubcallAPI",
+    "Scaffold",
+    "truncate",
+    "cut_note",
+    "compact_traceback",
+    "step_filename",
+]
 
 RESERVED = (
     "context",
@@ -32,6 +41,11 @@ RESERVED = (
 )
 
 _MISSING = object()
+
+
+class Answer(dict):  # type: ignore[type-arg]
+    """The ``answer`` dict of a run. It stays in the namespace after the run, so the user can read
+    it; the next run knows it for a previous run's, not the user's own."""
 
 
 class SubcallAPI(Protocol):
@@ -52,8 +66,10 @@ class Scaffold:
         helpers: Mapping[str, Callable[..., Any]] | None = None,
     ) -> None:
         self.namespace = namespace
-        self.answer: dict[str, Any] = {"content": "", "ready": False}
+        self.answer: dict[str, Any] = Answer(content="", ready=False)
         self._saved = {name: namespace.get(name, _MISSING) for name in (*RESERVED, *(helpers or {}))}
+        if isinstance(self._saved["answer"], Answer):  # a previous run's, not the user's
+            self._saved["answer"] = _MISSING
         self._names: dict[str, Any] = {
             "context": context,
             "answer": self.answer,

@@ -43,7 +43,16 @@ class WidgetView:
     def _stop(self, on_stop: Callable[[], None]) -> None:
         self.stop_button.disabled = True
         self.stop_button.description = "Stopping…"
+        with self._lock:
+            self.state.stopping = True
+        self._throttle.poke()
         on_stop()
+
+    def waiting_for(self, step: int | None) -> None:
+        """A step waits for the human (step mode), or no longer does: the status says so."""
+        with self._lock:
+            self.state.waiting_for = step
+        self._throttle.poke()
 
     def show(self) -> None:
         from IPython.display import display
@@ -111,8 +120,10 @@ class StepApproval:
         self.editor.value = code
         self.view.controls.children = (self.view.stop_button, self.run_button)
         self.view.box.children = (self.view.controls, self.view.body, self.editor)
+        self.view.waiting_for(step)
         try:
             return await self._future
         finally:
+            self.view.waiting_for(None)
             self.view.box.children = (self.view.controls, self.view.body)
             self.view.controls.children = (self.view.stop_button,)

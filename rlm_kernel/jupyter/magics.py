@@ -15,6 +15,7 @@ import re
 import shlex
 import sys
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -23,7 +24,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from traitlets import Bool, Dict, Enum, Float, Int, TraitType, Unicode
 
 from ..config import RUN_SETTINGS, RLMConfig, setting_help
-from ..errors import RLMError
+from ..errors import MissingAPIKey, RLMError
 from ..rlm import RLM, RLMResult
 from . import safe
 
@@ -106,7 +107,25 @@ def split_line(line: str) -> tuple[list[str], str]:
     return options, rest
 
 
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def fill_placeholders(question: str, namespace: Mapping[str, Any]) -> str:
+    """``{name}`` in a question becomes the variable's value; ``{{`` and ``}}`` are braces. Other
+    braces (``{"a": 1}``, ``{x + 1}``) stay as they are."""
+
+    def value(m: re.Match[str]) -> str:
+        if m.group(0) in ("{{", "}}"):
+            return m.group(0)[0]
+        name = m.group(1)
+        if name not in namespace:
+            raise UsageError(
+                f"No variable named {name!r} for {{{name}}} in the question: define it, "
+                f"or write {{{{{name}}}}} for the braces themselves."
+            )
+        return str(namespace[name])
+
+    return _PLACEHOLDER.sub(value, question)
 
 
 @dataclass(frozen=True)
@@ -202,6 +221,11 @@ class RLMMagics(Magics):
                 log_dir=s["log_dir"] or None,
                 record=s["record"] or None,
             )
+        except MissingAPIKey as exc:  # no key yet: the bundled model needs none
+            raise UsageError(
+                f"{exc} Or use the bundled local model, no key needed: --backend local "
+                "(or %config RLMMagics.backend = 'local')."
+            ) from None
         except RLMError as exc:
             raise UsageError(str(exc)) from None
         return rlm, s
@@ -275,9 +299,7 @@ class RLMMagics(Magics):
         ns = self.shell.user_ns
         if opts.context not in ns:
             raise UsageError(f"No variable named {opts.context!r} in the namespace: define it, or check -c.")
-        question = _PLACEHOLDER.sub(
-            lambda m: str(ns[m.group(1)]) if m.group(1) in ns else m.group(0), question.strip()
-        )
+        question = fill_placeholders(question.strip(), ns)
         rlm, settings = self.make_rlm(opts)
         return _Job(rlm, settings, ns[opts.context], question or None, opts.out)
 

@@ -304,6 +304,7 @@ class NotebookRun:
         else:
             self.pending, self.pending_cell = wait, None
             self._propose(wait)
+            self._show_status()
 
     def _replied(self, future: concurrent.futures.Future[Completion]) -> None:
         if self.done or future is not self._root_future:
@@ -339,6 +340,7 @@ class NotebookRun:
             step = self.pending
             assert step is not None
             self.pending, self.pending_cell, self.last_cell = None, None, cell_id
+            self._show_status()
             self.mode.send(
                 StepExecuted(
                     run_id=self.run_id,
@@ -380,6 +382,8 @@ class NotebookRun:
     def stop(self) -> None:
         if self.done:
             return
+        with self._lock:
+            self.state.stopping = True
         self.parts.tree.cancel()
         self._root_future = None
         self._next(self.loop.throw(RunCancelled()))
@@ -389,12 +393,18 @@ class NotebookRun:
             self.run.hint(text)
 
     def _state(self) -> RunStateMsg:
+        self._show_status()
+        waiting = self.pending.step if self.pending else None
         return RunStateMsg(
-            run_id=self.run_id,
-            mode=self.step_mode,
-            paused=self.phase in PAUSED,
-            waiting_for=self.pending.step if self.pending else None,
+            run_id=self.run_id, mode=self.step_mode, paused=self.phase in PAUSED, waiting_for=waiting
         )
+
+    def _show_status(self) -> None:
+        """The %%rlm cell's view says where the run stands: not "running" while the human is asked."""
+        with self._lock:
+            waiting = self.pending.step if self.pending and self.step_mode == "step" else None
+            self.state.waiting_for, self.state.paused = waiting, self.phase in PAUSED
+        self._throttle.poke()
 
     def _finish(self, finish: Finish) -> None:
         """Release the run; its view in the ``%%rlm`` cell ends with the answer or the reason it stopped,

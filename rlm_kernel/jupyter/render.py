@@ -80,7 +80,13 @@ def _money(cost: float | None) -> str:
 
 def _header(state: RunState) -> str:
     total = state.usage.total
-    if not state.ended:
+    if not state.ended and state.stopping:
+        status = "stopping…"
+    elif not state.ended and state.paused:
+        status = "paused"
+    elif not state.ended and state.waiting_for is not None:
+        status = f"waiting for you to run step {state.waiting_for}"
+    elif not state.ended:
         status = f"running · {state.running_calls()} call(s) in flight"
     elif state.error:
         status = f'<span style="color:var(--jp-error-color1, #c62828)">ended: {safe.text(state.error)}</span>'
@@ -184,8 +190,10 @@ def _summary(view: StepView) -> str:
     bits = [f"Step {view.step}"]
     if view.calls:
         bits.append(f"{len(view.calls)} sub-call(s)")
+    if view.lm_s is not None:
+        bits.append(f"root LM {view.lm_s:.2f} s")
     if view.elapsed_s is not None:
-        bits.append(f"{view.elapsed_s:.2f} s")
+        bits.append(f"code {view.elapsed_s:.2f} s")
     if view.error:
         bits.append('<span style="color:var(--jp-error-color1, #c62828)">error</span>')
     if view.edited:
@@ -193,14 +201,20 @@ def _summary(view: StepView) -> str:
     return " · ".join(bits)
 
 
-def _output(view: StepView) -> str:
+def _output(view: StepView, state: RunState) -> str:
     if view.output is None:
-        return f'<div style="color:{_MUTED}"><i>running…</i></div>'
+        if state.waiting_for == view.step:
+            doing = "waiting for you to run it"
+        elif state.stopping or state.ended:
+            doing = "stopped before it ran" if state.ended else "stopping…"
+        else:
+            doing = "running…"
+        return f'<div style="color:{_MUTED}"><i>{doing}</i></div>'
     return f'<pre style="{_PRE}">{safe.text(view.output)}</pre>' if view.output.strip() else ""
 
 
-def _step(view: StepView, current: bool, live: bool) -> str:
-    body = highlight(view.code) + _output(view) + _calls(view, live and current)
+def _step(view: StepView, state: RunState, current: bool, live: bool) -> str:
+    body = highlight(view.code) + _output(view, state) + _calls(view, live and current)
     if live:
         return f"<div><b>▾ {_summary(view)}</b>{body}</div>" if current else f"<div>▸ {_summary(view)}</div>"
     return f"<details{' open' if current else ''}><summary>{_summary(view)}</summary>{body}</details>"
@@ -211,7 +225,9 @@ def render_run(state: RunState, *, live: bool | None = None, answer: bool = True
     live = not state.ended if live is None else live
     parts = [_header(state)]
     last = state.current_step
-    parts.extend(_step(v, v.step == last, live) for v in sorted(state.steps.values(), key=lambda v: v.step))
+    parts.extend(
+        _step(v, state, v.step == last, live) for v in sorted(state.steps.values(), key=lambda v: v.step)
+    )
     if state.streaming and not state.ended:
         parts.append(f'<pre style="{_PRE}">root ▸ {safe.text(state.streaming)}</pre>')
     if answer and state.answer is not None and state.ended:

@@ -54,6 +54,7 @@ class StepView:
     output: str | None = None
     error: str | None = None
     elapsed_s: float | None = None
+    lm_s: float | None = None  # the root's reply that proposed the step: its LM time
     edited: bool = False
     calls: dict[str, CallRow] = field(default_factory=dict)
 
@@ -83,6 +84,10 @@ class RunState:
         self.answer: str | None = None
         self.error: str | None = None
         self.ended = False
+        self.waiting_for: int | None = None  # a step that waits for the human to run it (step mode)
+        self.stopping = False  # Stop was pressed; the run has not ended yet
+        self.paused = False  # notebook mode's Pause
+        self._reply_latency: float | None = None  # of the last root reply, for its first step
         self.started = time.monotonic()
         self.elapsed: float | None = None
         self.usage = Usage()
@@ -127,6 +132,7 @@ class RunState:
             self.usage.add(event)
             if top:
                 self.streaming, self.last_reply, self.streamed_tokens = "", event.text, 0
+                self._reply_latency = event.latency_s
             elif (view := self._step_of(event, None)) is not None:
                 row = CallRow(
                     f"{event.run_id}:{event.turn}",
@@ -144,6 +150,7 @@ class RunState:
         elif isinstance(event, StepStarted) and top:
             view = self.steps.setdefault(event.step, StepView(event.step))
             view.reply, view.code = self.last_reply, event.code
+            view.lm_s, self._reply_latency = self._reply_latency, None  # the reply's first step has it
         elif isinstance(event, HumanEdit) and top:
             view = self.steps.setdefault(event.step, StepView(event.step))
             view.code, view.edited = event.executed, True

@@ -118,8 +118,9 @@ def test_missing_key_is_one_line(shell: InteractiveShell, monkeypatch: pytest.Mo
     monkeypatch.delenv("OPENAI_API_KEY")
     monkeypatch.delenv("OPENAI_BASE_URL")
     shell.user_ns["doc"] = "abc"
-    with pytest.raises(UsageError, match="set the OPENAI_API_KEY environment variable"):
+    with pytest.raises(UsageError, match="set the OPENAI_API_KEY environment variable") as caught:
         shell.user_ns["__rlm_magics__"].rlm("doc q")
+    assert "--backend local" in str(caught.value) and "\n" not in str(caught.value)
 
 
 def test_config_says_where_each_value_comes_from(shell: InteractiveShell, monkeypatch, capsys) -> None:
@@ -169,3 +170,36 @@ def test_the_kernel_executor_from_the_magic(shell: InteractiveShell, scripted_se
     res = shell.user_ns["res"]
     assert res.ok and res.response.isdigit() and int(res.response) != os.getpid()
     assert shell.user_ns["answer"] == "the user's own"
+
+
+def test_a_second_run_does_not_take_the_first_runs_answer_for_the_users(
+    shell: InteractiveShell, scripted_server: ScriptedServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shell.user_ns["doc"] = "abc"
+    for value in ("first", "second"):
+        scripted_server.responder = Script(
+            root=[repl(f"answer['content'] = {value!r}\nanswer['ready'] = True")]
+        )
+        assert run(shell, "%rlm doc what?").success
+        assert shell.user_ns["_rlm"].response == value and shell.user_ns["_rlm"].error is None
+        assert shell.user_ns["answer"]["content"] == value
+    assert "put back" not in capsys.readouterr().out
+    shell.user_ns["answer"] = "the user's own"  # a value of the user's is still put back
+    assert run(shell, "%rlm doc what?").success
+    assert shell.user_ns["answer"] == "the user's own"
+
+
+def test_placeholders_take_variables_and_a_missing_one_is_named(
+    shell: InteractiveShell, scripted_server
+) -> None:
+    from rlm_kernel.jupyter.magics import fill_placeholders
+
+    ns = {"topic": "birds", "n": 3}
+    assert fill_placeholders('About {topic}, {n} of them; {{topic}} and {"a": 1}', ns) == (
+        'About birds, 3 of them; {topic} and {"a": 1}'
+    )
+    with pytest.raises(UsageError, match=r"No variable named 'mising' for \{mising\}"):
+        fill_placeholders("About {mising}", ns)
+    shell.user_ns["doc"] = "abc"
+    with pytest.raises(UsageError, match="mising"):
+        shell.user_ns["__rlm_magics__"].rlm("-c doc", "About {mising}")

@@ -97,3 +97,36 @@ def test_final_view_is_collapsible_and_complete():
     assert "<details open><summary>Step 1 · 20 sub-call(s)" in html
     assert html.count("<tr>") == 21 and "reply 19" in html
     assert "<b>Answer:</b>" in html and "Answer" not in render_run(state, answer=False)
+
+
+def test_the_status_says_what_the_run_waits_for():
+    state = RunState()
+    state.apply(RunStarted(run_id="r", question="q", context_meta={}, model="m", sub_model="m"))
+    state.apply(RootReply(run_id="r", turn=1, text="t", model="m", latency_s=14.2))
+    state.apply(StepStarted(run_id="r", step=1, code="print(1)"))
+    assert "running" in render_run(state)
+    state.waiting_for = 1  # step mode: the step waits for the human
+    html = render_run(state)
+    assert (
+        "waiting for you to run step 1" in html
+        and "waiting for you to run it" in html
+        and "running" not in html
+    )
+    state.waiting_for, state.stopping = None, True  # Stop pressed
+    html = render_run(state)
+    assert "stopping…" in html and "running" not in html
+    state.apply(RunEnded(run_id="r", response=None, error="stopped by the user", iterations=1, elapsed_s=1.0))
+    html = render_run(state)
+    assert "stopped before it ran" in html and "running" not in html
+
+
+def test_a_step_shows_the_root_lm_time_beside_its_own():
+    state = RunState()
+    state.apply(RunStarted(run_id="r", question="q", context_meta={}, model="m", sub_model="m"))
+    state.apply(RootReply(run_id="r", turn=1, text="t", model="m", latency_s=14.2))
+    state.apply(StepStarted(run_id="r", step=1, code="a = 1"))
+    state.apply(StepFinished(run_id="r", step=1, output="", elapsed_s=0.001))
+    state.apply(StepStarted(run_id="r", step=2, code="b = 2"))  # the same reply's second block
+    html = render_run(state)
+    assert "root LM 14.20 s · code 0.00 s" in html
+    assert state.steps[2].lm_s is None
