@@ -49,10 +49,10 @@ __all__ = [
     "typescript",
 ]
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 COMM_TARGET = "rlm_kernel"
 
-Mode = Literal["auto", "step"]
+Mode = Literal["auto", "confirm-risky", "step"]  # the permission ladder, most autonomous first
 StopReason = Literal["answer", "max_iterations", "empty", "user", "interrupt", "budget", "error"]
 
 
@@ -96,7 +96,8 @@ class ProposeStep(Message):
     code: str
     reply: str = ""  # the root's whole reply
     after_cell_id: str | None = None
-    mode: Mode = "auto"
+    mode: Mode = "auto"  # for this step: "auto" runs it, "step" waits for the human
+    reason: str = ""  # why it waits, under confirm-risky ("it imports subprocess")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -81,4 +81,12 @@ export function decorateCell(cell: Cell, log: RunLog): void {
     node.dataset.rlmStatus = step.status;
   }
   badge.title = stepTooltip(step, meta.step, meta.author);
+  const reason = typeof meta.reason === 'string' ? meta.reason : '';
+  if (reason !== '') {
+    // confirm-risky: say why this step waited for the human (as text, like all LM-made text)
+    if (step === null || step.status === 'waiting') {
+      badge.textContent += ` · check: ${reason}`;
+    }
+    badge.title += `\nWaited for you: ${reason}`;
+  }
 }

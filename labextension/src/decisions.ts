@@ -67,8 +67,22 @@ export function stepCellMeta(msg: ProposeStepMsg): StepCellMeta {
     step: msg.step,
     author: 'root',
     proposed: msg.code,
-    reply: msg.reply
+    reply: msg.reply,
+    ...(msg.mode === 'step' && msg.reason ? { reason: msg.reason } : {})
   };
+}
+
+/** What the Mode button says of each rung of the permission ladder. */
+export const MODE_TEXT: Record<Mode, string> = {
+  auto: 'each proposed step runs at once',
+  'confirm-risky': 'a proposed step waits for you when a scan flags it (imports of os, subprocess or the network, file writes, exec)',
+  step: 'each proposed step waits for you to run it'
+};
+
+/** The permission ladder's next rung, for the toolbar's Mode button: auto, confirm-risky, step. */
+export function nextMode(mode: Mode): Mode {
+  const ladder: Mode[] = ['auto', 'confirm-risky', 'step'];
+  return ladder[(ladder.indexOf(mode) + 1) % ladder.length];
 }
 
 /** A step's metadata once the human edited it before running: `proposed` keeps the root's code. */
@@ -102,23 +116,29 @@ export function answerCell(msg: RunFinishedMsg): CellSpec<AnswerCellMeta> {
   };
 }
 
-/** What the toolbar offers for a panel: hidden unless RLM-connected, enabled during a run. */
+/**
+ * What the toolbar offers for a panel: hidden unless RLM-connected; Pause and Stop enabled during a
+ * run; the Mode button whenever connected (between runs it sets the next run's mode).
+ */
 export interface ToolbarState {
   visible: boolean;
   enabled: boolean;
+  modeEnabled: boolean;
   mode: Mode;
   paused: boolean;
 }
 
 export function toolbarState(
   connected: boolean,
-  active: { mode: Mode; paused: boolean; status: string } | null
+  active: { mode: Mode; paused: boolean; status: string } | null,
+  nextRunMode: Mode = 'auto'
 ): ToolbarState {
   const running = active !== null && active.status === 'running';
   return {
     visible: connected,
     enabled: connected && running,
-    mode: active?.mode ?? 'auto',
+    modeEnabled: connected,
+    mode: running && active !== null ? active.mode : nextRunMode,
     paused: running && active !== null ? active.paused : false
   };
 }

@@ -13,7 +13,16 @@ import type { IDisposable } from '@lumino/disposable';
 import { Signal } from '@lumino/signaling';
 
 import { decorateCell } from './cells';
-import { answerCell, commAction, editedMeta, insertIndex, isRlmKernel, onProposal, stepCellMeta } from './decisions';
+import {
+  answerCell,
+  commAction,
+  editedMeta,
+  insertIndex,
+  isRlmKernel,
+  nextMode,
+  onProposal,
+  stepCellMeta
+} from './decisions';
 import {
   COMM_TARGET,
   openData,
@@ -85,18 +94,23 @@ export class RlmNotebook implements IDisposable {
 
   // -- controls (toolbar, commands) -----------------------------------------------------------
 
+  /** The mode the next run gets (the kernel is told at once, and keeps it for that run). */
+  nextRunMode: Mode = 'auto';
+
   setMode(mode: Mode): void {
     const run = this.log.active;
-    if (run !== null) {
+    if (run !== null && run.status === 'running') {
       this.send({ type: 'set_mode', run_id: run.runId, mode });
+    } else {
+      this.nextRunMode = mode;
+      this.send({ type: 'set_mode', run_id: null, mode });
+      this.scheduleUpdate();
     }
   }
 
   toggleMode(): void {
     const run = this.log.active;
-    if (run !== null) {
-      this.setMode(run.mode === 'auto' ? 'step' : 'auto');
-    }
+    this.setMode(nextMode(run !== null && run.status === 'running' ? run.mode : this.nextRunMode));
   }
 
   togglePause(): void {

@@ -24,7 +24,7 @@ export const KERNEL_NAME = 'rlm-python';
 /** Output metadata key under which a finished run keeps its events (rlm_kernel/trajectory.py). */
 export const TRAJECTORY_KEY = 'rlm_kernel';
 
-export type Mode = 'auto' | 'step';
+export type Mode = 'auto' | 'confirm-risky' | 'step';
 export type Author = 'root' | 'human';
 
 export interface OpenData {
@@ -53,6 +53,7 @@ export interface StepCellMeta {
   author: 'root' | 'human-edited';
   proposed: string;
   reply?: string;
+  reason?: string; // why the step waited for the human (confirm-risky)
 }
 
 export interface AnswerCellMeta {

@@ -6,7 +6,7 @@
  * Do not edit: tests/unit/test_messages.py fails when this file and the Python disagree.
  */
 
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 export const COMM_TARGET = 'rlm_kernel';
 
 /** A field on the wire: its JSON types, the values a literal may take, and its default
@@ -162,7 +162,7 @@ export interface RunStartedMsg {
   type: 'run_started';
   run_id: string;
   cell_id: string | null;
-  mode: 'auto' | 'step';
+  mode: 'auto' | 'confirm-risky' | 'step';
   question: string | null;
   model: string;
 }
@@ -174,7 +174,8 @@ export interface ProposeStepMsg {
   code: string;
   reply: string;
   after_cell_id: string | null;
-  mode: 'auto' | 'step';
+  mode: 'auto' | 'confirm-risky' | 'step';
+  reason: string;
 }
 
 export interface StepExecutedMsg {
@@ -189,7 +190,7 @@ export interface StepExecutedMsg {
 export interface RunStateMsg {
   type: 'run_state';
   run_id: string;
-  mode: 'auto' | 'step';
+  mode: 'auto' | 'confirm-risky' | 'step';
   paused: boolean;
   waiting_for: number | null;
 }
@@ -234,7 +235,7 @@ export interface CellInsertedMsg {
 export interface SetModeMsg {
   type: 'set_mode';
   run_id: string | null;
-  mode: 'auto' | 'step';
+  mode: 'auto' | 'confirm-risky' | 'step';
 }
 
 export interface PauseMsg {
@@ -381,7 +382,7 @@ export const KERNEL_FIELDS: Record<KernelMsg['type'], Record<string, FieldSpec>>
   run_started: {
     run_id: {"types": ["string"]},
     cell_id: {"types": ["string", "null"], "default": null},
-    mode: {"types": ["string"], "values": ["auto", "step"], "default": "auto"},
+    mode: {"types": ["string"], "values": ["auto", "confirm-risky", "step"], "default": "auto"},
     question: {"types": ["string", "null"], "default": null},
     model: {"types": ["string"], "default": ""}
   },
@@ -391,7 +392,8 @@ export const KERNEL_FIELDS: Record<KernelMsg['type'], Record<string, FieldSpec>>
     code: {"types": ["string"]},
     reply: {"types": ["string"], "default": ""},
     after_cell_id: {"types": ["string", "null"], "default": null},
-    mode: {"types": ["string"], "values": ["auto", "step"], "default": "auto"}
+    mode: {"types": ["string"], "values": ["auto", "confirm-risky", "step"], "default": "auto"},
+    reason: {"types": ["string"], "default": ""}
   },
   step_executed: {
     run_id: {"types": ["string"]},
@@ -402,7 +404,7 @@ export const KERNEL_FIELDS: Record<KernelMsg['type'], Record<string, FieldSpec>>
   },
   run_state: {
     run_id: {"types": ["string"]},
-    mode: {"types": ["string"], "values": ["auto", "step"]},
+    mode: {"types": ["string"], "values": ["auto", "confirm-risky", "step"]},
     paused: {"types": ["boolean"]},
     waiting_for: {"types": ["number", "null"], "default": null}
   },

@@ -6,7 +6,7 @@
 
 import { Widget } from '@lumino/widgets';
 
-import { toolbarState } from './decisions';
+import { MODE_TEXT, nextMode, toolbarState } from './decisions';
 import type { RlmNotebook } from './notebook';
 import { formatTally } from './format';
 
@@ -81,17 +81,17 @@ export function addToolbarItems(controller: RlmNotebook): void {
 
   const update = (): void => {
     const active = controller.log.active;
-    const state = toolbarState(controller.connected, active);
+    const state = toolbarState(controller.connected, active, controller.nextRunMode);
     for (const [, widget] of items) {
       widget.setHidden(!state.visible);
     }
+    const next = nextMode(state.mode);
+    const which = state.enabled ? 'this run' : 'the next run';
     mode.set(
-      state.mode === 'auto' ? 'Mode: auto' : 'Mode: step',
-      state.mode === 'auto'
-        ? 'RLM mode: auto (each proposed step runs at once). Click for step mode.'
-        : 'RLM mode: step (each proposed step waits for you to run it). Click for auto mode.',
-      state.enabled,
-      state.mode === 'step'
+      `Mode: ${state.mode}`,
+      `RLM mode of ${which}: ${state.mode} (${MODE_TEXT[state.mode]}). Click for ${next}.`,
+      state.modeEnabled,
+      state.mode !== 'auto'
     );
     pause.set(
       state.paused ? 'Resume' : 'Pause',

@@ -12,7 +12,9 @@ import threading
 from collections.abc import Callable
 
 from ..events import Event
+from ..risk import risk_of
 from ..trajectory import notebook_metadata
+from . import safe
 from .render import render_run
 from .state import RunState
 from .throttle import Throttle
@@ -95,10 +97,12 @@ class StepApproval:
     Awaited on the kernel's event loop, which stays free, so the Run button's click is heard.
     """
 
-    def __init__(self, view: WidgetView) -> None:
+    def __init__(self, view: WidgetView, *, only_risky: bool = False) -> None:
         import ipywidgets as widgets
 
         self.view = view
+        self.only_risky = only_risky  # confirm-risky: a step the scan passes runs at once
+        self.reason = widgets.HTML()
         self.editor = widgets.Textarea(layout=widgets.Layout(width="100%", height="12em"))
         self.run_button = widgets.Button(description="Run step", icon="play", button_style="success")
         self.run_button.on_click(self._run)
@@ -115,11 +119,16 @@ class StepApproval:
             self._loop.call_soon_threadsafe(self._future.cancel)
 
     async def __call__(self, step: int, code: str) -> str:
+        reason = risk_of(code)
+        if self.only_risky and reason is None:
+            return code
         self._loop = asyncio.get_running_loop()
         self._future = self._loop.create_future()
         self.editor.value = code
+        why = f"Step {step} waits for you: {reason}." if self.only_risky else f"Step {step} waits for you."
+        self.reason.value = f"<b>{safe.text(why)}</b>"
         self.view.controls.children = (self.view.stop_button, self.run_button)
-        self.view.box.children = (self.view.controls, self.view.body, self.editor)
+        self.view.box.children = (self.view.controls, self.view.body, self.reason, self.editor)
         self.view.waiting_for(step)
         try:
             return await self._future

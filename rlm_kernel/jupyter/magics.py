@@ -25,6 +25,7 @@ from traitlets import Bool, Dict, Enum, Float, Int, TraitType, Unicode
 
 from ..config import RUN_SETTINGS, RLMConfig, setting_help
 from ..errors import MissingAPIKey, RLMError
+from ..risk import LADDER, capped
 from ..rlm import RLM, RLMResult
 from . import safe
 
@@ -76,7 +77,7 @@ def _parser() -> _Parser:
     for name, (tp, _, help) in _run_settings().items():
         p.add_argument("--" + name.replace("_", "-"), help=help.lower(), **_option(tp))
     p.add_argument("--profile", choices=["default", "small", "no_subcalls"])
-    p.add_argument("--mode", choices=["auto", "step"])
+    p.add_argument("--mode", choices=list(LADDER))
     p.add_argument("--answer", choices=["markdown", "text"], help="how the answer is shown")
     p.add_argument("--no-widget", action="store_true")
     p.add_argument("--log-dir")
@@ -151,9 +152,17 @@ class RLMMagics(Magics):
     profile = Unicode("", help="Prompt profile: default, small or no_subcalls; empty: by backend").tag(
         config=True
     )
-    mode = Enum(["auto", "step"], "auto", help="auto runs each step; step waits for you to run it").tag(
-        config=True
-    )
+    mode = Enum(
+        list(LADDER),
+        "auto",
+        help="auto runs each step; confirm-risky waits for the steps a scan flags; step waits for each",
+    ).tag(config=True)
+    mode_cap = Enum(
+        list(LADDER),
+        "auto",
+        help="The most autonomous mode any run may have; an administrator sets it in a system-wide "
+        "ipython_config.py (confirm-risky: no step the scan flags runs unseen)",
+    ).tag(config=True)
     answer = Enum(
         ["markdown", "text"],
         "markdown",
@@ -203,6 +212,10 @@ class RLMMagics(Magics):
                 out.append(Setting(name, os.environ[ENV[name]], f"${ENV[name]}"))
             else:
                 out.append(Setting(name, getattr(self, name), "default"))
+            if name == "mode" and capped(str(out[-1].value), self.mode_cap) != out[-1].value:
+                out[-1] = Setting(
+                    name, self.mode_cap, f"capped by RLMMagics.mode_cap ({out[-1].value} asked)"
+                )
         return out
 
     def make_rlm(self, opts: argparse.Namespace | None = None) -> tuple[RLM, dict[str, Any]]:
@@ -371,11 +384,14 @@ class RLMMagics(Magics):
         view, ticker = None, asyncio.ensure_future(_tick())
         try:
             view = self._view(job)
-            if job.settings["mode"] == "step":
+            if job.settings["mode"] != "auto":
                 if isinstance(view, WidgetView):
-                    run.approval = StepApproval(view)
+                    run.approval = StepApproval(view, only_risky=job.settings["mode"] == "confirm-risky")
                 else:
-                    print("Step mode needs the notebook widget; this run goes on in auto mode.")
+                    raise UsageError(
+                        f"--mode {job.settings['mode']} needs the notebook widget to wait for you; "
+                        "run it in a notebook, or use --mode auto."
+                    )
             return await job.rlm.acompletion(
                 job.context,
                 job.question,

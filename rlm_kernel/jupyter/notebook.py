@@ -45,6 +45,7 @@ from ..messages import (
     version_problem,
 )
 from ..repl import compact_traceback
+from ..risk import capped, risk_of
 from ..trajectory import notebook_metadata
 from . import safe
 from .flow import PAUSED, Effect, Input, Phase, advance
@@ -117,14 +118,14 @@ class NotebookMode:
         message = parse_frontend(msg["content"]["data"])
         run = self.active
         if isinstance(message, SetMode) and run is None:
-            self.magics.mode = message.mode  # for the next run
+            self.magics.mode = capped(message.mode, self.magics.mode_cap)  # for the next run
             return
         if message is None or run is None or getattr(message, "run_id", None) not in (None, run.run_id):
             return
         if isinstance(message, CellInserted):
             run.cell_inserted(message.step, message.cell_id)
         elif isinstance(message, SetMode):
-            run.set_mode(message.mode)
+            run.set_mode(capped(message.mode, self.magics.mode_cap))
         elif isinstance(message, Pause):
             run.pause()
         elif isinstance(message, Resume):
@@ -264,6 +265,7 @@ class NotebookRun:
         return next((m["content"] for m in reversed(self.run.messages) if m["role"] == "assistant"), "")
 
     def _propose(self, action: Execute) -> None:
+        mode, reason = self._step_mode(action.code)
         self.mode.send(
             ProposeStep(
                 run_id=self.run_id,
@@ -271,9 +273,17 @@ class NotebookRun:
                 code=action.code,
                 reply=self._reply,
                 after_cell_id=self.last_cell,
-                mode=self.step_mode,
+                mode=mode,
+                reason=reason,
             )
         )
+
+    def _step_mode(self, code: str) -> tuple[str, str]:
+        """This step's rung: "auto" runs it, "step" waits for the human, and why."""
+        if self.step_mode == "confirm-risky":
+            reason = risk_of(code)
+            return ("step", reason) if reason else ("auto", "")
+        return self.step_mode, ""
 
     def start(self) -> None:
         self.mode.send(
@@ -402,7 +412,8 @@ class NotebookRun:
     def _show_status(self) -> None:
         """The %%rlm cell's view says where the run stands: not "running" while the human is asked."""
         with self._lock:
-            waiting = self.pending.step if self.pending and self.step_mode == "step" else None
+            held = self.pending is not None and self._step_mode(self.pending.code)[0] == "step"
+            waiting = self.pending.step if self.pending and held else None
             self.state.waiting_for, self.state.paused = waiting, self.phase in PAUSED
         self._throttle.poke()
 

@@ -250,3 +250,35 @@ def test_a_front_end_of_another_protocol_gets_one_line_and_the_cell_view(kernel:
         in kernel.text(msg)
     )
     assert front.received("run_started") == []
+
+
+def test_confirm_risky_waits_only_for_the_steps_the_scan_flags(
+    kernel: KernelSession, server: ScriptedServer
+) -> None:
+    server.responder = Script(
+        root=[repl("n = len(context)"), repl("import os\nprint(n, os.sep)"), repl("FINAL(n)")]
+    )
+    # The extension's rule: a proposal in mode "auto" runs at once, one in "step" waits.
+    front = FrontEnd(kernel, on_propose=lambda data: data["code"] if data["mode"] == "auto" else None)
+    front.run_cell("%%rlm -c doc --mode confirm-risky\nq")
+    assert front.next("run_started")["mode"] == "confirm-risky"
+    waiting = front.drive()  # runs step 1, stops at step 2
+    assert waiting["type"] == "propose_step" and waiting["step"] == 2
+    assert waiting["mode"] == "step" and waiting["reason"] == "it imports os"
+    first = front.received("propose_step")[0]
+    assert first["mode"] == "auto" and first["reason"] == ""
+    front.run_cell(waiting["code"], front.cells[2])  # the human reads it, then runs it
+    assert front.drive()["answer"] == "21"
+
+
+def test_a_mode_cap_holds_for_the_front_ends_choice(kernel: KernelSession, server: ScriptedServer) -> None:
+    server.responder = Script(root=[repl("import os\nprint(1)")])
+    front = FrontEnd(kernel, on_propose=lambda data: None)
+    kernel.execute("%config RLMMagics.mode_cap = 'confirm-risky'")
+    front.send(SetMode(run_id=None, mode="auto"))  # asks for more autonomy than the cap allows
+    front.run_cell("%%rlm -c doc\nq")
+    assert front.next("run_started")["mode"] == "confirm-risky"
+    proposal = front.next("propose_step")
+    assert proposal["mode"] == "step" and proposal["reason"] == "it imports os"
+    front.send(Stop(run_id=proposal["run_id"]))
+    front.next("run_finished")

@@ -203,3 +203,18 @@ def test_placeholders_take_variables_and_a_missing_one_is_named(
     shell.user_ns["doc"] = "abc"
     with pytest.raises(UsageError, match="mising"):
         shell.user_ns["__rlm_magics__"].rlm("-c doc", "About {mising}")
+
+
+def test_a_waiting_mode_without_the_widget_is_refused_not_run_unseen(shell: InteractiveShell) -> None:
+    shell.user_ns["doc"] = "abc"
+    magics = shell.user_ns["__rlm_magics__"]
+    for mode in ("step", "confirm-risky"):
+        with pytest.raises(UsageError, match=f"--mode {mode} needs the notebook widget"):
+            asyncio.run(magics.arun_result(f"-c doc --mode {mode} --no-widget", "q"))
+
+
+def test_the_mode_cap_holds_and_says_so(shell: InteractiveShell) -> None:
+    magics = shell.user_ns["__rlm_magics__"]
+    shell.run_line_magic("config", "RLMMagics.mode_cap = 'step'")
+    mode = next(s for s in magics.settings() if s.name == "mode")
+    assert mode.value == "step" and "capped by RLMMagics.mode_cap (auto asked)" in mode.source

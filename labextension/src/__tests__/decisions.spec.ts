@@ -4,6 +4,7 @@ import {
   editedMeta,
   insertIndex,
   isRlmKernel,
+  nextMode,
   onProposal,
   stepCellMeta,
   toolbarState
@@ -60,7 +61,8 @@ describe('proposed steps', () => {
     code: 'print(1)',
     reply: 'Let me look.\n```repl\nprint(1)\n```',
     after_cell_id: 'b',
-    mode: 'step'
+    mode: 'step',
+    reason: ''
   };
 
   it('go right after the cell named, or at the end', () => {
@@ -105,9 +107,30 @@ describe('the toolbar', () => {
     expect(toolbarState(true, { mode: 'step', paused: true, status: 'running' })).toEqual({
       visible: true,
       enabled: true,
+      modeEnabled: true,
       mode: 'step',
       paused: true
     });
     expect(toolbarState(true, { mode: 'auto', paused: true, status: 'done' })).toMatchObject({ enabled: false, paused: false });
+  });
+
+  it('lets the mode of the next run be chosen while idle', () => {
+    expect(toolbarState(true, null, 'step')).toMatchObject({ enabled: false, modeEnabled: true, mode: 'step' });
+    expect(toolbarState(false, null, 'step')).toMatchObject({ modeEnabled: false });
+    expect(toolbarState(true, { mode: 'auto', paused: false, status: 'done' }, 'confirm-risky').mode).toBe('confirm-risky');
+  });
+});
+
+describe('the permission ladder', () => {
+  it('goes auto, confirm-risky, step and round', () => {
+    expect(nextMode('auto')).toBe('confirm-risky');
+    expect(nextMode('confirm-risky')).toBe('step');
+    expect(nextMode('step')).toBe('auto');
+  });
+
+  it('keeps why a step waited in its cell, only when it waited', () => {
+    const base = { type: 'propose_step', run_id: 'r1', step: 2, code: 'import os', reply: 'r', after_cell_id: null } as const;
+    expect(stepCellMeta({ ...base, mode: 'step', reason: 'it imports os' }).reason).toBe('it imports os');
+    expect('reason' in stepCellMeta({ ...base, mode: 'auto', reason: '' })).toBe(false);
   });
 });

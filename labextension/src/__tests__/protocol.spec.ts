@@ -81,10 +81,10 @@ describe('cell metadata and saved trajectories', () => {
 
   it('opens with the front end and version the kernel expects', () => {
     expect(openData()).toEqual({ frontend: 'jupyterlab', version: PROTOCOL_VERSION });
-    expect(PROTOCOL_VERSION).toBe(2);
+    expect(PROTOCOL_VERSION).toBe(3);
     expect(versionProblem(PROTOCOL_VERSION)).toBeNull();
-    expect(versionProblem(3)).toBe(
-      'The kernel speaks protocol 3, the extension 2: reinstall rlm-kernel (pip install -U rlm-kernel) and ' +
+    expect(versionProblem(4)).toBe(
+      'The kernel speaks protocol 4, the extension 3: reinstall rlm-kernel (pip install -U rlm-kernel) and ' +
         'restart the kernel. Steps stay in the %%rlm cell until then.'
     );
   });

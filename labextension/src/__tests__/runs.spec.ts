@@ -174,7 +174,8 @@ describe('steps and runs', () => {
       code: 'x = 1',
       reply: '...',
       after_cell_id: 'rlm-cell',
-      mode: 'step'
+      mode: 'step',
+      reason: ''
     });
     const run = log.active!;
     expect(run.waitingFor).toBe(1);
@@ -255,7 +256,7 @@ describe('steps and runs', () => {
     const log = new RunLog();
     log.applyMessage(started());
     expect(log.proposalCell('r1', 1)).toBeNull();
-    log.applyMessage({ type: 'propose_step', run_id: 'r1', step: 1, code: 'x', reply: '', after_cell_id: null, mode: 'auto' });
+    log.applyMessage({ type: 'propose_step', run_id: 'r1', step: 1, code: 'x', reply: '', after_cell_id: null, mode: 'auto', reason: '' });
     log.bindCell('r1', 1, 'c-1');
     expect(log.proposalCell('r1', 1)).toBe('c-1');
     expect(log.claimAnswer('r1')).toBe(true);
