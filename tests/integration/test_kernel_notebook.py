@@ -9,7 +9,7 @@ from frontend import FrontEnd
 from kernel_session import KernelSession
 from scripted_server import Reply, Script, ScriptedServer
 
-from rlm_kernel.messages import Pause, Resume, SetMode, Stop
+from rlm_kernel.messages import PROTOCOL_VERSION, Pause, Resume, SetMode, Stop
 
 
 def repl(code: str) -> str:
@@ -246,7 +246,7 @@ def test_a_front_end_of_another_protocol_gets_one_line_and_the_cell_view(kernel:
     front = FrontEnd(kernel, version=1)  # welcomed with the kernel's version, then left alone
     msg = front.run_cell("%%rlm -c doc\nq")
     assert (
-        "Steps are shown in this cell: the extension speaks protocol 1, the kernel 2: reinstall rlm-kernel"
+        f"Steps are shown in this cell: the extension speaks protocol 1, the kernel {PROTOCOL_VERSION}: reinstall rlm-kernel"
         in kernel.text(msg)
     )
     assert front.received("run_started") == []
