@@ -45,6 +45,7 @@ __all__ = [
     "RunTree",
     "RunParts",
     "Ran",
+    "Regenerate",
     "Loop",
     "Wait",
     "prepare",
@@ -246,6 +247,12 @@ class Ran:
     outcome: StepOutcome
 
 
+@dataclass(frozen=True)
+class Regenerate:
+    """What a driver sends back for an ``Execute`` a human wants proposed again, instead of a
+    :class:`Ran`."""
+
+
 Wait = AskRoot | Execute
 
 
@@ -261,7 +268,7 @@ class Loop:
     def start(self) -> Wait | Finish:
         return self._advance(lambda: next(self._steps))
 
-    def send(self, value: Completion | Ran) -> Wait | Finish:
+    def send(self, value: Completion | Ran | Regenerate) -> Wait | Finish:
         return self._advance(lambda: self._steps.send(value))
 
     def throw(self, error: RLMError) -> Wait | Finish:
@@ -300,9 +307,13 @@ class Loop:
                     action = run.receive_reply((yield action))
                 elif isinstance(action, Execute):
                     parts.subcalls.step = action.step
-                    ran: Ran = yield action
+                    ran: Ran | Regenerate = yield action
                     if tree.cancelled:
                         raise RunCancelled()
+                    if isinstance(ran, Regenerate):
+                        if run.can_regenerate:
+                            action = run.regenerate()
+                        continue  # else the same step waits again
                     if ran.code.strip() != action.code.strip():
                         run.human_edit(action.step, action.code, ran.code)
                     o = ran.outcome
@@ -346,15 +357,16 @@ def _unexpected(exc: Exception) -> RLMError:
     return RLMError(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)
 
 
-Approve = Callable[[int, str], Awaitable[str]]
+Approve = Callable[[int, str], Awaitable["str | Regenerate"]]
 
 
 async def adrive(parts: RunParts, approve: Approve | None = None) -> Finish:
     """The async driver: LM calls are awaited, code runs in a worker thread. Cancelling the task
     cancels every call in flight and keeps the partial run.
 
-    ``approve(step, code)``, if given, is awaited before each step and returns the code to run:
-    a human's edit of it is recorded, and the root is told what changed."""
+    ``approve(step, code)``, if given, is awaited before each step and returns the code to run
+    (a human's edit of it is recorded, and the root is told what changed), or ``Regenerate()`` to
+    have the root propose the step again."""
     tree = parts.tree
     loop = Loop(parts)
     wait = loop.start()
@@ -366,6 +378,9 @@ async def adrive(parts: RunParts, approve: Approve | None = None) -> Finish:
                 value: Completion | Ran = await future
             else:
                 code = wait.code if approve is None else await approve(wait.step, wait.code)
+                if isinstance(code, Regenerate):
+                    wait = loop.send(code)
+                    continue
                 step = asyncio.ensure_future(asyncio.to_thread(parts.executor.execute, code, step=wait.step))
                 value = Ran(code, await asyncio.shield(step))
         except asyncio.CancelledError:

@@ -33,6 +33,7 @@ from .events import (
     Event,
     Hint,
     HumanEdit,
+    ProposalRejected,
     RootReply,
     RootRequest,
     RunEnded,
@@ -61,6 +62,7 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     "hint": frozenset({"new", "asking", "executing", "resolving"}),
     "human_step": frozenset({"new", "asking", "executing", "resolving"}),
     "human_edit": frozenset({"executing"}),
+    "regenerate": frozenset({"executing"}),
     "human_answer": frozenset({"asking", "executing", "resolving", "done"}),
     "abort": frozenset({"new", "asking", "executing", "resolving", "error", "done"}),
 }
@@ -202,6 +204,11 @@ class RLMRun:
                 final_turn=final_turn,
             )
         )
+        return self._asking()
+
+    def _asking(self) -> AskRoot:
+        """The request for the turn in progress: the conversation as it stands."""
+        final_turn = self._final_turn
         first = self._first_code if self.turns == 1 and not final_turn else None
         return AskRoot(
             [dict(m) for m in self.messages],  # type: ignore[misc]
@@ -461,6 +468,28 @@ class RLMRun:
         """Record that a human changed a proposed step before it ran; the root is told next turn."""
         self._edits.append((step, proposed, executed))
         self.emit(HumanEdit(**self._ids(), step=step, proposed=proposed, executed=executed))
+
+    @property
+    def can_regenerate(self) -> bool:
+        """Whether the waiting step may be proposed again: it is its reply's first, none has run."""
+        pending = self._pending
+        return self.state == "executing" and pending is not None and not pending.outputs
+
+    @_transition
+    def regenerate(self) -> AskRoot:
+        """Another proposal for the waiting step (step mode's Regenerate): the reply that proposed
+        it is set aside, recorded as rejected, and the root is asked the same turn again. Each reply
+        counts in ``iterations`` and against the budget; the turn stays the same."""
+        if not self.can_regenerate:
+            raise RuntimeError("only a step whose reply has not run any code can be proposed again")
+        rejected = self.messages.pop()
+        self.emit(
+            ProposalRejected(**self._ids(), step=self._executing, turn=self.turns, reply=rejected["content"])
+        )
+        self.steps -= 1  # the new proposal takes the rejected step's number
+        self._pending = None
+        self.state = "asking"
+        return self._asking()
 
     @_transition
     def human_answer(self, content: str) -> Finish:

@@ -21,6 +21,7 @@ __all__ = [
     "RootRequest",
     "RootToken",
     "RootReply",
+    "ProposalRejected",
     "StepStarted",
     "StepFinished",
     "SubcallStarted",
@@ -162,6 +163,17 @@ class HumanEdit(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ProposalRejected(Event):
+    """The human asked for another proposal for a step that had not run (Regenerate): the reply
+    that proposed it is set aside, and the root is asked the same turn again."""
+
+    kind: ClassVar[str] = "proposal_rejected"
+    step: int
+    turn: int
+    reply: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class Hint(Event):
     kind: ClassVar[str] = "hint"
     text: str
@@ -195,6 +207,7 @@ _KINDS: dict[str, type[Event]] = {
         RootRequest,
         RootToken,
         RootReply,
+        ProposalRejected,
         StepStarted,
         StepFinished,
         SubcallStarted,

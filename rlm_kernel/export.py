@@ -1,7 +1,8 @@
 """``python -m rlm_kernel.export``: turn trajectories (JSONL logs or notebooks) into fine-tuning data.
 
 One sample per root turn, in the chat format most trainers read (``{"messages": [...]}``): the
-conversation up to that turn as input, the root's reply as the target. Where a human edited a
+conversation up to that turn as input, the root's reply as the target (and, where a human had
+the root propose a step again, the replies set aside as ``rejected``). Where a human edited a
 step before it ran, the target (and the history after it) holds the code that actually ran, so
 the data teaches the corrected behaviour. Filters follow the RLM paper's recipe: runs scored
 zero and runs of a single turn are dropped; an optional length cap drops long samples.
@@ -17,7 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .events import Event, HumanEdit, RootReply, RootRequest, RunEnded, RunStarted, StepStarted
+from .events import (
+    Event,
+    HumanEdit,
+    ProposalRejected,
+    RootReply,
+    RootRequest,
+    RunEnded,
+    RunStarted,
+    StepStarted,
+)
 from .protocol import code_blocks
 from .trajectory import from_notebook, load
 
@@ -30,6 +40,7 @@ class Turn:
     reply: str
     target: str
     edited: bool = False
+    rejected: list[str] = field(default_factory=list)  # replies the human had proposed again
 
 
 @dataclass
@@ -58,6 +69,7 @@ def conversations(events: Iterable[Event]) -> list[Conversation]:
     """Each run's conversation with its root LM (children are runs of their own)."""
     runs: dict[str, Conversation] = {}
     pending_user: dict[str, str] = {}
+    rejected: dict[str, list[str]] = {}
     step_turn: dict[tuple[str, int], int] = {}
     edits: dict[tuple[str, int], list[tuple[str, str]]] = {}
     for event in events:
@@ -69,7 +81,13 @@ def conversations(events: Iterable[Event]) -> list[Conversation]:
         elif isinstance(event, RootRequest):
             pending_user[rid] = event.content
         elif isinstance(event, RootReply):
-            runs[rid].turns.append(Turn(pending_user.pop(rid, ""), event.text, event.text))
+            turn = Turn(pending_user.pop(rid, ""), event.text, event.text, rejected=rejected.pop(rid, []))
+            runs[rid].turns.append(turn)
+        elif isinstance(event, ProposalRejected) and runs[rid].turns:
+            # The turn is asked again: its next reply answers the same request.
+            set_aside = runs[rid].turns.pop()
+            pending_user[rid] = set_aside.user
+            rejected[rid] = [*set_aside.rejected, set_aside.reply]
         elif isinstance(event, StepStarted) and event.author == "root":
             step_turn[(rid, event.step)] = len(runs[rid].turns) - 1
         elif isinstance(event, HumanEdit) and (rid, event.step) in step_turn:
@@ -96,6 +114,12 @@ def samples(conversation: Conversation, max_chars: int | None = None) -> Iterato
                 "turn": i + 1,
                 "edited": turn.edited,
                 "has_code": bool(code_blocks(turn.target)),
+                # Preference data: replies the human set aside for this one (Regenerate).
+                **(
+                    {"rejected": [{"role": "assistant", "content": r} for r in turn.rejected]}
+                    if turn.rejected
+                    else {}
+                ),
             }
         history.append(target)
 

@@ -40,6 +40,7 @@ __all__ = [
     "Resume",
     "Stop",
     "HintMsg",
+    "RegenerateMsg",
     "KERNEL_MESSAGES",
     "FRONTEND_MESSAGES",
     "EVENTS",
@@ -119,6 +120,7 @@ class RunStateMsg(Message):
     mode: Mode
     paused: bool
     waiting_for: int | None = None  # the step whose cell the run waits for
+    can_regenerate: bool = False  # whether that step may be proposed again (none of its reply ran)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -200,6 +202,15 @@ class Stop(Message):
 
 
 @dataclass(frozen=True, kw_only=True)
+class RegenerateMsg(Message):
+    """Step mode: ask the root for another proposal for the waiting step, which has not run."""
+
+    type: ClassVar[str] = "regenerate"
+    run_id: str
+    step: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class HintMsg(Message):
     type: ClassVar[str] = "hint"
     run_id: str
@@ -216,7 +227,16 @@ KERNEL_MESSAGES: tuple[type[Message], ...] = (
     RootProgress,
     RunFinished,
 )
-FRONTEND_MESSAGES: tuple[type[Message], ...] = (Hello, CellInserted, SetMode, Pause, Resume, Stop, HintMsg)
+FRONTEND_MESSAGES: tuple[type[Message], ...] = (
+    Hello,
+    CellInserted,
+    SetMode,
+    Pause,
+    Resume,
+    Stop,
+    HintMsg,
+    RegenerateMsg,
+)
 
 # -- reading ---------------------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ import {
   type AnswerCellMeta,
   type Mode,
   type ProposeStepMsg,
+  type RlmCellMeta,
   type RunFinishedMsg,
   type StepCellMeta
 } from './protocol';
@@ -141,4 +142,12 @@ export function toolbarState(
     mode: running && active !== null ? active.mode : nextRunMode,
     paused: running && active !== null ? active.paused : false
   };
+}
+
+/**
+ * Read before write: whether a step's cell may take a new proposal (Regenerate) in place. Only
+ * while it holds exactly what the root proposed; a cell the human edited keeps the edit.
+ */
+export function takesNewProposal(source: string, meta: RlmCellMeta | null): boolean {
+  return meta !== null && 'step' in meta && meta.author === 'root' && source === meta.proposed;
 }

@@ -22,6 +22,7 @@ const PLUGIN_ID = 'rlm-kernel-labextension:plugin';
 export const CommandIDs = {
   toggleMode: 'rlm-kernel:toggle-mode',
   togglePause: 'rlm-kernel:toggle-pause',
+  regenerate: 'rlm-kernel:regenerate',
   stop: 'rlm-kernel:stop',
   hint: 'rlm-kernel:hint',
   showRuns: 'rlm-kernel:show-runs'
@@ -68,7 +69,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       return controller !== null && controller.connected && controller.log.active !== null;
     };
     app.commands.addCommand(CommandIDs.toggleMode, {
-      label: 'RLM: Toggle Auto/Step Mode of the Current Run',
+      label: 'RLM: Next Mode (auto, confirm-risky, step)',
       isEnabled: duringRun,
       execute: () => current()?.toggleMode()
     });
@@ -76,6 +77,14 @@ const plugin: JupyterFrontEndPlugin<void> = {
       label: 'RLM: Pause or Resume the Current Run',
       isEnabled: duringRun,
       execute: () => current()?.togglePause()
+    });
+    app.commands.addCommand(CommandIDs.regenerate, {
+      label: 'RLM: Regenerate the Waiting Step',
+      isEnabled: () => {
+        const run = current()?.log.active ?? null;
+        return duringRun() && run !== null && run.waitingFor !== null && run.canRegenerate;
+      },
+      execute: () => current()?.regenerate()
     });
     app.commands.addCommand(CommandIDs.stop, {
       label: 'RLM: Stop the Current Run',

@@ -21,7 +21,8 @@ import {
   isRlmKernel,
   nextMode,
   onProposal,
-  stepCellMeta
+  stepCellMeta,
+  takesNewProposal
 } from './decisions';
 import {
   COMM_TARGET,
@@ -111,6 +112,16 @@ export class RlmNotebook implements IDisposable {
   toggleMode(): void {
     const run = this.log.active;
     this.setMode(nextMode(run !== null && run.status === 'running' ? run.mode : this.nextRunMode));
+  }
+
+  /** Step mode: ask the root for another proposal for the step that waits (none of its reply ran). */
+  regenerate(): void {
+    const run = this.log.active;
+    if (run !== null && run.waitingFor !== null && run.canRegenerate) {
+      run.canRegenerate = false; // one request at a time; the kernel's next run_state says again
+      this.send({ type: 'regenerate', run_id: run.runId, step: run.waitingFor });
+      this.scheduleUpdate();
+    }
   }
 
   togglePause(): void {
@@ -336,13 +347,14 @@ export class RlmNotebook implements IDisposable {
     if (model === null) {
       return;
     }
-    const index = insertIndex(this.cellIds(), msg.after_cell_id);
-    const shared = model.sharedModel.insertCell(index, {
-      cell_type: 'code',
-      source: msg.code,
-      metadata: { rlm: { ...stepCellMeta(msg) } }
-    });
-    const cellId = shared.getId();
+    const reused = this.reproposed(msg);
+    const index = reused ?? insertIndex(this.cellIds(), msg.after_cell_id);
+    const cellId =
+      reused !== null
+        ? model.sharedModel.cells[reused].getId()
+        : model.sharedModel
+            .insertCell(index, { cell_type: 'code', source: msg.code, metadata: { rlm: { ...stepCellMeta(msg) } } })
+            .getId();
     this.log.bindCell(msg.run_id, msg.step, cellId);
     // Before any execute request for the cell, so the kernel knows it is the step's.
     this.send({ type: 'cell_inserted', run_id: msg.run_id, step: msg.step, cell_id: cellId });
@@ -359,6 +371,28 @@ export class RlmNotebook implements IDisposable {
       await notebook.scrollToItem(index, 'center');
       notebook.mode = 'edit';
     }
+  }
+
+  /**
+   * A new proposal for a step that has a cell already (Regenerate): the cell takes the new code
+   * if it still holds what the root proposed; a cell the human edited is never written over, and
+   * the new proposal gets a cell of its own below it.
+   */
+  private reproposed(msg: ProposeStepMsg): number | null {
+    const model = this.panel.content.model;
+    const cellId = this.log.get(msg.run_id)?.steps.find(s => s.step === msg.step)?.cellId ?? null;
+    if (model === null || cellId === null) {
+      return null;
+    }
+    const index = model.sharedModel.cells.findIndex(c => c.getId() === cellId);
+    const shared = index < 0 ? undefined : model.sharedModel.cells[index];
+    const meta = shared === undefined ? null : readCellMeta(shared.getMetadata('rlm'));
+    if (shared === undefined || !takesNewProposal(shared.getSource(), meta)) {
+      return null;
+    }
+    shared.setSource(msg.code);
+    shared.setMetadata('rlm', { ...stepCellMeta(msg) });
+    return index;
   }
 
   /**

@@ -86,6 +86,8 @@ export interface RunView {
   mode: Mode;
   paused: boolean;
   waitingFor: number | null;
+  /** Whether the waiting step may be proposed again (Regenerate): none of its reply has run. */
+  canRegenerate: boolean;
   status: RunStatus;
   answer: string | null;
   error: string | null;
@@ -303,6 +305,7 @@ export class RunLog {
         run.mode = msg.mode;
         run.paused = msg.paused;
         run.waitingFor = msg.waiting_for;
+        run.canRegenerate = msg.can_regenerate;
         break;
       }
       case 'events':
@@ -364,8 +367,9 @@ export class RunLog {
     const step = this.step(run, msg.step);
     step.author = step.author === 'human-edited' ? step.author : 'root';
     step.code = msg.code;
-    run.mode = msg.mode;
-    run.waitingFor = msg.step;
+    // msg.mode is this step's (auto runs it, step waits): the run's own mode comes in run_state.
+    run.waitingFor = msg.mode === 'step' ? msg.step : null;
+    run.canRegenerate = false;
   }
 
   private executed(msg: StepExecutedMsg): void {
@@ -628,6 +632,7 @@ export class RunLog {
         mode: 'auto',
         paused: false,
         waitingFor: null,
+        canRegenerate: false,
         status: 'running',
         answer: null,
         error: null,

@@ -57,6 +57,13 @@ export interface RootReplyEvent extends EventBase {
   cost: number | null;
 }
 
+export interface ProposalRejectedEvent extends EventBase {
+  kind: 'proposal_rejected';
+  step: number;
+  turn: number;
+  reply: string;
+}
+
 export interface StepStartedEvent extends EventBase {
   kind: 'step_started';
   step: number;
@@ -140,6 +147,7 @@ export type RLMEvent =
   | RunStartedEvent
   | RootRequestEvent
   | RootReplyEvent
+  | ProposalRejectedEvent
   | StepStartedEvent
   | StepFinishedEvent
   | SubcallStartedEvent
@@ -193,6 +201,7 @@ export interface RunStateMsg {
   mode: 'auto' | 'confirm-risky' | 'step';
   paused: boolean;
   waiting_for: number | null;
+  can_regenerate: boolean;
 }
 
 export interface EventsMsg {
@@ -259,6 +268,12 @@ export interface HintMsg {
   text: string;
 }
 
+export interface RegenerateMsg {
+  type: 'regenerate';
+  run_id: string;
+  step: number;
+}
+
 export type KernelMsg =
   | WelcomeMsg
   | RunStartedMsg
@@ -275,7 +290,8 @@ export type FrontendMsg =
   | PauseMsg
   | ResumeMsg
   | StopMsg
-  | HintMsg;
+  | HintMsg
+  | RegenerateMsg;
 
 export const EVENT_BASE: Record<string, FieldSpec> = {
   run_id: {"types": ["string"]},
@@ -310,6 +326,11 @@ export const EVENT_FIELDS: Record<EventKind, Record<string, FieldSpec>> = {
     cached_tokens: {"types": ["number"], "default": 0},
     latency_s: {"types": ["number"], "default": 0.0},
     cost: {"types": ["number", "null"], "default": null}
+  },
+  proposal_rejected: {
+    step: {"types": ["number"]},
+    turn: {"types": ["number"]},
+    reply: {"types": ["string"]}
   },
   step_started: {
     step: {"types": ["number"]},
@@ -406,7 +427,8 @@ export const KERNEL_FIELDS: Record<KernelMsg['type'], Record<string, FieldSpec>>
     run_id: {"types": ["string"]},
     mode: {"types": ["string"], "values": ["auto", "confirm-risky", "step"]},
     paused: {"types": ["boolean"]},
-    waiting_for: {"types": ["number", "null"], "default": null}
+    waiting_for: {"types": ["number", "null"], "default": null},
+    can_regenerate: {"types": ["boolean"], "default": false}
   },
   events: {
     run_id: {"types": ["string"]},

@@ -63,10 +63,12 @@ export function addToolbarItems(controller: RlmNotebook): void {
   const toolbar = controller.panel.toolbar;
   const mode = new ActionButton('mode', () => controller.toggleMode());
   const pause = new ActionButton('pause', () => controller.togglePause());
+  const regenerate = new ActionButton('regenerate', () => controller.regenerate());
   const stop = new ActionButton('stop', () => controller.stop());
   const status = new StatusText();
   const items: Array<[string, Widget]> = [
     ['rlm-mode', mode],
+    ['rlm-regenerate', regenerate],
     ['rlm-pause', pause],
     ['rlm-stop', stop],
     ['rlm-status', status]
@@ -92,6 +94,15 @@ export function addToolbarItems(controller: RlmNotebook): void {
       `RLM mode of ${which}: ${state.mode} (${MODE_TEXT[state.mode]}). Click for ${next}.`,
       state.modeEnabled,
       state.mode !== 'auto'
+    );
+    const waiting = active !== null && state.enabled && active.waitingFor !== null;
+    regenerate.set(
+      'Regenerate',
+      waiting && active !== null && active.canRegenerate
+        ? `Ask the root for another proposal for step ${active.waitingFor} (this one is kept in the trajectory as rejected)`
+        : 'Regenerate: asks the root again for a step that waits for you, before any code of its reply ran',
+      waiting && active !== null && active.canRegenerate,
+      false
     );
     pause.set(
       state.paused ? 'Resume' : 'Pause',

@@ -11,6 +11,7 @@ import asyncio
 import threading
 from collections.abc import Callable
 
+from ..driver import Regenerate
 from ..events import Event
 from ..risk import risk_of
 from ..trajectory import notebook_metadata
@@ -106,19 +107,29 @@ class StepApproval:
         self.editor = widgets.Textarea(layout=widgets.Layout(width="100%", height="12em"))
         self.run_button = widgets.Button(description="Run step", icon="play", button_style="success")
         self.run_button.on_click(self._run)
-        self._future: asyncio.Future[str] | None = None
+        self.regenerate_button = widgets.Button(
+            description="Regenerate",
+            icon="refresh",
+            tooltip="Ask the root for another proposal for this step",
+        )
+        self.regenerate_button.on_click(self._regenerate)
+        self._future: asyncio.Future[str | Regenerate] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _run(self, _button: object) -> None:
         if self._future is not None and self._loop is not None and not self._future.done():
             self._loop.call_soon_threadsafe(self._future.set_result, self.editor.value)
 
+    def _regenerate(self, _button: object) -> None:
+        if self._future is not None and self._loop is not None and not self._future.done():
+            self._loop.call_soon_threadsafe(self._future.set_result, Regenerate())
+
     def cancel(self) -> None:
         """Stop waiting (the Stop button): the awaiting driver sees a cancellation."""
         if self._future is not None and self._loop is not None and not self._future.done():
             self._loop.call_soon_threadsafe(self._future.cancel)
 
-    async def __call__(self, step: int, code: str) -> str:
+    async def __call__(self, step: int, code: str) -> str | Regenerate:
         reason = risk_of(code)
         if self.only_risky and reason is None:
             return code
@@ -127,7 +138,7 @@ class StepApproval:
         self.editor.value = code
         why = f"Step {step} waits for you: {reason}." if self.only_risky else f"Step {step} waits for you."
         self.reason.value = f"<b>{safe.text(why)}</b>"
-        self.view.controls.children = (self.view.stop_button, self.run_button)
+        self.view.controls.children = (self.view.stop_button, self.run_button, self.regenerate_button)
         self.view.box.children = (self.view.controls, self.view.body, self.reason, self.editor)
         self.view.waiting_for(step)
         try:

@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any
 
-from ..driver import Loop, Ran, Wait, ask_root
+from ..driver import Loop, Ran, Regenerate, Wait, ask_root
 from ..engine import AskRoot, Execute, Finish
 from ..errors import RLMError, RunCancelled
 from ..events import Event, RootToken
@@ -32,6 +32,7 @@ from ..messages import (
     Message,
     Pause,
     ProposeStep,
+    RegenerateMsg,
     Resume,
     RootProgress,
     RunFinished,
@@ -134,6 +135,8 @@ class NotebookMode:
             run.stop()
         elif isinstance(message, HintMsg) and message.text:
             run.hint(message.text)
+        elif isinstance(message, RegenerateMsg):
+            run.regenerate(message.step)
 
     # -- runs --------------------------------------------------------------------------------------
     def start(self, job: Any, origin_cell: str | None) -> NotebookRun:
@@ -402,11 +405,24 @@ class NotebookRun:
         if not self.done:
             self.run.hint(text)
 
+    def regenerate(self, step: int) -> None:
+        """Ask the root again for the waiting step; the front end learns where the run stands."""
+        if self.done or self.pending is None or self.pending.step != step or not self.run.can_regenerate:
+            self.mode.send(self._state())  # not (or no longer) possible: can_regenerate says so
+            return
+        self.pending, self.pending_cell = None, None
+        self._next(self.loop.send(Regenerate()))
+        self.mode.send(self._state())
+
     def _state(self) -> RunStateMsg:
         self._show_status()
         waiting = self.pending.step if self.pending else None
         return RunStateMsg(
-            run_id=self.run_id, mode=self.step_mode, paused=self.phase in PAUSED, waiting_for=waiting
+            run_id=self.run_id,
+            mode=self.step_mode,
+            paused=self.phase in PAUSED,
+            waiting_for=waiting,
+            can_regenerate=waiting is not None and self.run.can_regenerate,
         )
 
     def _show_status(self) -> None:

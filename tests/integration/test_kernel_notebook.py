@@ -9,7 +9,7 @@ from frontend import FrontEnd
 from kernel_session import KernelSession
 from scripted_server import Reply, Script, ScriptedServer
 
-from rlm_kernel.messages import PROTOCOL_VERSION, Pause, Resume, SetMode, Stop
+from rlm_kernel.messages import PROTOCOL_VERSION, Pause, RegenerateMsg, Resume, SetMode, Stop
 
 
 def repl(code: str) -> str:
@@ -282,3 +282,32 @@ def test_a_mode_cap_holds_for_the_front_ends_choice(kernel: KernelSession, serve
     assert proposal["mode"] == "step" and proposal["reason"] == "it imports os"
     front.send(Stop(run_id=proposal["run_id"]))
     front.next("run_finished")
+
+
+def test_regenerate_asks_the_root_again_for_the_waiting_step(
+    kernel: KernelSession, server: ScriptedServer
+) -> None:
+    server.responder = Script(
+        root=[repl("import shutil"), repl("n = len(context)\nprint(n)"), repl("FINAL(n)")]
+    )
+    front = FrontEnd(kernel, on_propose=lambda data: None)
+    front.run_cell("%%rlm -c doc --mode step\nq")
+    first = front.next("propose_step")
+    front.accept(first)
+    front.send(SetMode(run_id=first["run_id"], mode="step"))
+    assert front.next("run_state")["can_regenerate"] is True
+    front.send(RegenerateMsg(run_id=first["run_id"], step=1))
+    second = front.next("propose_step")
+    assert second["step"] == 1 and second["code"] == "n = len(context)\nprint(n)\n"
+    requests = root_requests(server)
+    assert requests[0].messages == requests[1].messages  # the same turn, asked again
+    front.accept(second)
+    front.run_cell(second["code"], front.cells[1])
+    third = front.next("propose_step")
+    front.accept(third)
+    front.run_cell(third["code"], front.cells[2])
+    assert front.next("run_finished")["answer"] == "21"
+    check = front.run_cell(
+        "print([(e.step, e.reply) for e in _rlm.trajectory if e.kind == 'proposal_rejected'])"
+    )
+    assert kernel.text(check).strip() == repr([(1, repl("import shutil"))])

@@ -7,6 +7,7 @@ import {
   nextMode,
   onProposal,
   stepCellMeta,
+  takesNewProposal,
   toolbarState
 } from '../decisions';
 import type { ProposeStepMsg } from '../protocol';
@@ -132,5 +133,15 @@ describe('the permission ladder', () => {
     const base = { type: 'propose_step', run_id: 'r1', step: 2, code: 'import os', reply: 'r', after_cell_id: null } as const;
     expect(stepCellMeta({ ...base, mode: 'step', reason: 'it imports os' }).reason).toBe('it imports os');
     expect('reason' in stepCellMeta({ ...base, mode: 'auto', reason: '' })).toBe(false);
+  });
+});
+
+describe('a new proposal for a step (Regenerate)', () => {
+  const meta = { run_id: 'r1', step: 1, author: 'root', proposed: 'import os\n' } as const;
+  it('replaces the cell only while it holds what the root proposed', () => {
+    expect(takesNewProposal('import os\n', meta)).toBe(true);
+    expect(takesNewProposal('import os\nprint(1)\n', meta)).toBe(false); // the human typed
+    expect(takesNewProposal('import os\n', { ...meta, author: 'human-edited' })).toBe(false);
+    expect(takesNewProposal('x', null)).toBe(false);
   });
 });

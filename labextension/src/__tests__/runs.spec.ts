@@ -186,7 +186,7 @@ describe('steps and runs', () => {
     log.applyMessage({ type: 'step_executed', run_id: 'r1', step: 1, cell_id: 'c-1', edited: true, error: false });
     expect(run.steps[0]).toMatchObject({ author: 'human-edited', status: 'done' });
     expect(run.waitingFor).toBeNull();
-    log.applyMessage({ type: 'run_state', run_id: 'r1', mode: 'auto', paused: true, waiting_for: null });
+    log.applyMessage({ type: 'run_state', run_id: 'r1', mode: 'auto', paused: true, waiting_for: null, can_regenerate: false });
     expect(run).toMatchObject({ mode: 'auto', paused: true });
     log.applyMessage(events(runEnded('42')));
     expect(run).toMatchObject({ status: 'done', answer: '42', paused: false });
