@@ -99,6 +99,7 @@ class ProposeStep(Message):
     after_cell_id: str | None = None
     mode: Mode = "auto"  # for this step: "auto" runs it, "step" waits for the human
     reason: str = ""  # why it waits, under confirm-risky ("it imports subprocess")
+    can_regenerate: bool = False  # whether it may be proposed again (none of its reply has run)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -307,7 +307,7 @@ export class RlmNotebook implements IDisposable {
   private async act(msg: KernelMsg, existing: string | null): Promise<void> {
     switch (msg.type) {
       case 'propose_step':
-        if (existing !== null && this.cellWidget(existing) !== undefined) {
+        if (existing !== null && this.holdsProposal(existing, msg)) {
           this.log.bindCell(msg.run_id, msg.step, existing);
           this.send({ type: 'cell_inserted', run_id: msg.run_id, step: msg.step, cell_id: existing });
         } else {
@@ -339,6 +339,13 @@ export class RlmNotebook implements IDisposable {
 
   private cellWidget(cellId: string): Cell | undefined {
     return this.panel.content.widgets.find(c => c.model.id === cellId);
+  }
+
+  /** Whether the cell is this very proposal's (sent again on reconnecting), not an earlier one's. */
+  private holdsProposal(cellId: string, msg: ProposeStepMsg): boolean {
+    const cell = this.cellWidget(cellId);
+    const meta = cell === undefined ? null : readCellMeta(cell.model.getMetadata('rlm'));
+    return meta !== null && 'step' in meta && meta.proposed === msg.code;
   }
 
   private async insertStep(msg: ProposeStepMsg): Promise<void> {

@@ -369,7 +369,7 @@ export class RunLog {
     step.code = msg.code;
     // msg.mode is this step's (auto runs it, step waits): the run's own mode comes in run_state.
     run.waitingFor = msg.mode === 'step' ? msg.step : null;
-    run.canRegenerate = false;
+    run.canRegenerate = msg.mode === 'step' && msg.can_regenerate;
   }
 
   private executed(msg: StepExecutedMsg): void {

@@ -184,6 +184,7 @@ export interface ProposeStepMsg {
   after_cell_id: string | null;
   mode: 'auto' | 'confirm-risky' | 'step';
   reason: string;
+  can_regenerate: boolean;
 }
 
 export interface StepExecutedMsg {
@@ -414,7 +415,8 @@ export const KERNEL_FIELDS: Record<KernelMsg['type'], Record<string, FieldSpec>>
     reply: {"types": ["string"], "default": ""},
     after_cell_id: {"types": ["string", "null"], "default": null},
     mode: {"types": ["string"], "values": ["auto", "confirm-risky", "step"], "default": "auto"},
-    reason: {"types": ["string"], "default": ""}
+    reason: {"types": ["string"], "default": ""},
+    can_regenerate: {"types": ["boolean"], "default": false}
   },
   step_executed: {
     run_id: {"types": ["string"]},

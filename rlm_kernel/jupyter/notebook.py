@@ -278,6 +278,7 @@ class NotebookRun:
                 after_cell_id=self.last_cell,
                 mode=mode,
                 reason=reason,
+                can_regenerate=self.run.can_regenerate,
             )
         )
 

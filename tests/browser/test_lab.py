@@ -485,3 +485,62 @@ def test_a_saved_run_survives_closing_and_reopening(page: Any, lab: Any, lm_serv
     assert panel["totals"].startswith(f"Total: {len(lm_server.requests)} calls")
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:enter-command-mode')")
     shoot(page, "reopened.png")
+
+
+# ------------------------------------------------------------------ the permission ladder, Regenerate
+MODE = f"{PANEL} [data-rlm-control='mode'] button"
+REGENERATE = f"{PANEL} [data-rlm-control='regenerate'] button"
+
+
+def test_the_ladder_and_regenerate_in_the_browser(page: Any, lab: Any, lm_server: ScriptedServer) -> None:
+    """Between runs the Mode button sets the next run's rung; under confirm-risky only a flagged
+    step waits, with the reason on its badge; Regenerate puts the root's new code in its cell."""
+    replies = iter(
+        [
+            repl("First, the size.", "n = len(context)"),
+            repl("Look at the disk.", "import shutil\nprint(shutil.disk_usage('/'))"),
+            repl("Without the disk, then.", 'print("n =", n)\nFINAL(n)'),
+        ]
+    )
+    lm_server.responder = lambda request: (
+        Reply(text=next(replies), delay=0.2) if request.is_root else Reply(text="-")
+    )
+    name = write_notebook(lab, "ladder.ipynb", LOG_CELL, "%%rlm -c doc\nHow long is it?")
+    open_notebook(page, lab, name)
+    # Idle: the Mode button works, and says it is for the next run.
+    mode = page.locator(MODE)
+    assert mode.is_enabled() and mode.inner_text() == "Mode: auto"
+    mode.click()
+    wait_until(page, lambda: mode.inner_text(), lambda t: t == "Mode: confirm-risky", "the next run's mode")
+    assert "the next run" in mode.get_attribute("title")
+    run_cell(page, 0)
+    run_cell(page, 1)
+    # Step 1 is harmless and runs at once; step 2 imports shutil and waits, saying why.
+    view = wait_until(
+        page,
+        lambda: cells(page),
+        lambda cs: len(cs) >= 4 and cs[3]["step"] == "2" and cs[2]["count"] is not None,
+        "step 1 run and step 2 proposed",
+        timeout=60,
+    )
+    step2 = view[3]
+    assert step2["badge"] == "RLM step 2 · check: it imports shutil" and step2["count"] is None
+    assert step2["rlm"]["reason"] == "it imports shutil"
+    regenerate = page.locator(REGENERATE)
+    wait_until(page, lambda: regenerate.is_enabled(), bool, "Regenerate enabled for the waiting step")
+    regenerate.click()
+    # The same cell takes the new proposal (the human had not edited it); nothing else is added.
+    view = wait_until(
+        page,
+        lambda: cells(page),
+        lambda cs: cs[3]["source"].strip() == 'print("n =", n)\nFINAL(n)',
+        "the new proposal in step 2's cell",
+    )
+    assert [c["step"] for c in view].count("2") == 1  # no second cell for the step
+    assert view[3]["step"] == "2" and view[3]["rlm"]["proposed"] == view[3]["source"]
+    assert "reason" not in view[3]["rlm"] and view[3]["badge"] == "RLM step 2"
+    assert len(roots(lm_server)) == 3 and roots(lm_server)[1].messages == roots(lm_server)[2].messages
+    # The new proposal is harmless: it runs by itself and the run ends.
+    view = wait_until(page, lambda: cells(page), lambda cs: len(cs) == 5 and answered(cs[4]), "the answer")
+    assert view[3]["output"].strip() == "n = 5255" and "5255" in view[4]["markdown"]
+    shoot(page, "ladder-regenerate.png")

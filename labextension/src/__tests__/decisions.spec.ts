@@ -63,7 +63,8 @@ describe('proposed steps', () => {
     reply: 'Let me look.\n```repl\nprint(1)\n```',
     after_cell_id: 'b',
     mode: 'step',
-    reason: ''
+    reason: '',
+    can_regenerate: false
   };
 
   it('go right after the cell named, or at the end', () => {
@@ -130,7 +131,7 @@ describe('the permission ladder', () => {
   });
 
   it('keeps why a step waited in its cell, only when it waited', () => {
-    const base = { type: 'propose_step', run_id: 'r1', step: 2, code: 'import os', reply: 'r', after_cell_id: null } as const;
+    const base = { type: 'propose_step', run_id: 'r1', step: 2, code: 'import os', reply: 'r', after_cell_id: null, can_regenerate: true } as const;
     expect(stepCellMeta({ ...base, mode: 'step', reason: 'it imports os' }).reason).toBe('it imports os');
     expect('reason' in stepCellMeta({ ...base, mode: 'auto', reason: '' })).toBe(false);
   });

@@ -175,10 +175,12 @@ describe('steps and runs', () => {
       reply: '...',
       after_cell_id: 'rlm-cell',
       mode: 'step',
-      reason: ''
+      reason: '',
+      can_regenerate: true
     });
     const run = log.active!;
     expect(run.waitingFor).toBe(1);
+    expect(run.canRegenerate).toBe(true);
     expect(run.steps[0]).toMatchObject({ author: 'root', status: 'waiting', code: 'x = 1' });
     log.bindCell('r1', 1, 'c-1');
     expect(log.cellRun('c-1', 'x = 2')).toBe(run.steps[0]);
@@ -256,7 +258,7 @@ describe('steps and runs', () => {
     const log = new RunLog();
     log.applyMessage(started());
     expect(log.proposalCell('r1', 1)).toBeNull();
-    log.applyMessage({ type: 'propose_step', run_id: 'r1', step: 1, code: 'x', reply: '', after_cell_id: null, mode: 'auto', reason: '' });
+    log.applyMessage({ type: 'propose_step', run_id: 'r1', step: 1, code: 'x', reply: '', after_cell_id: null, mode: 'auto', reason: '', can_regenerate: false });
     log.bindCell('r1', 1, 'c-1');
     expect(log.proposalCell('r1', 1)).toBe('c-1');
     expect(log.claimAnswer('r1')).toBe(true);
