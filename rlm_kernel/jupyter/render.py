@@ -36,10 +36,15 @@ _STATUS = {
     "error": '<span style="color:var(--jp-error-color1, #c62828)">✗</span> error',
     "cancelled": f'<span style="color:{_MUTED}">⊘</span> cancelled',
 }
+# Prompt and reply: a readable share of the row (not squeezed to a few characters by the others),
+# cut with an ellipsis; the final view opens them whole on a click.
 _CUT = (
-    "max-width: 0; width: 50%; overflow: hidden; text-overflow: ellipsis;"
-    " white-space: nowrap; text-align: left"
+    "min-width: 16em; max-width: 32em; overflow: hidden; text-overflow: ellipsis;"
+    " white-space: nowrap; text-align: left; padding: 1px 12px 1px 0"
 )
+# A long model name is cut too, so it never runs into the numbers beside it.
+_MODEL = _TD + "; max-width: 14em; overflow: hidden; text-overflow: ellipsis"
+_NUMERIC = frozenset({"depth", "tokens", "latency", "cost"})
 _ORDER = {"running": 0, "error": 1, "cancelled": 2, "done": 3}
 
 
@@ -119,7 +124,7 @@ def _expandable(text: str, live: bool) -> str:
     if live or len(text) <= 80:
         return f'<td style="{_CUT}" title="{safe.text(text)}">{safe.text(text[:300])}</td>'
     return (
-        f'<td style="text-align: left"><details><summary>{safe.text(text[:80])}…</summary>'
+        f'<td style="text-align: left; min-width: 16em"><details><summary>{safe.text(text[:80])}…</summary>'
         f'<div style="white-space: pre-wrap">{safe.text(text)}</div></details></td>'
     )
 
@@ -132,7 +137,7 @@ def _row(row: CallRow, show_depth: bool, live: bool) -> str:
     depth = f'<td style="{_NUM}">{row.depth}</td>' if show_depth else ""
     return (
         f'<tr><td style="{_TD}">{_STATUS.get(row.status, safe.text(row.status))}</td>'
-        f'<td style="{_TD}">{safe.text(row.model)}</td>{depth}'
+        f'<td style="{_MODEL}" title="{safe.text(row.model)}">{safe.text(row.model)}</td>{depth}'
         f'<td style="{_NUM}">{tokens}</td><td style="{_NUM}">{latency}</td>'
         f'<td style="{_NUM}">{_money(row.cost)}</td>'
         f"{_expandable(row.prompt, live)}{_expandable(reply or '', live)}</tr>"
@@ -168,7 +173,8 @@ def _calls(view: StepView, live: bool) -> str:
         "reply",
     ]
     th = "".join(
-        f'<th style="{_TD}; position: sticky; top: 0; background: var(--jp-layout-color1, #fff)">{h}</th>'
+        f'<th style="{_NUM if h in _NUMERIC else _TD}; position: sticky; top: 0; '
+        f'background: var(--jp-layout-color1, #fff)">{h}</th>'
         for h in head
     )
     table = (

@@ -233,7 +233,10 @@ ARGS = {
 
 
 def _call(run: RLMRun, call: str) -> None:
-    if call == "receive_execution":
+    if call == "regenerate":  # the reply that proposed the waiting step is the last message
+        run.messages.append({"role": "assistant", "content": "```repl\nx = 1\n```"})
+        run.regenerate()
+    elif call == "receive_execution":
         run.receive_execution(ExecResult(), answer_ready=True, answer="x")
     else:
         getattr(run, call)(*ARGS[call])

@@ -130,3 +130,13 @@ def test_a_step_shows_the_root_lm_time_beside_its_own():
     html = render_run(state)
     assert "root LM 14.20 s · code 0.00 s" in html
     assert state.steps[2].lm_s is None
+
+
+def test_the_call_table_aligns_its_numbers_and_gives_text_room():
+    html = render_run(state_with_batch(3, size=4))
+    header = html[html.index("<tr><th") : html.index("</tr>", html.index("<tr><th"))]
+    for name in ("tokens", "latency", "cost"):
+        cell = header[: header.index(f">{name}</th>")]
+        assert cell[cell.rindex("<th") :].startswith('<th style="text-align: right')
+    assert 'title="sub-m">sub-m</td>' in html and "max-width: 14em" in html  # a long name is cut, not spilled
+    assert "min-width: 16em" in html  # prompts and replies are not squeezed to a few characters
