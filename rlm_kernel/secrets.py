@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["REDACTED", "Redactor", "secrets_of"]
+__all__ = ["REDACTED", "Redactor", "secrets_of", "is_secret_name"]
 
 REDACTED = "[redacted]"
 # A name part (between underscores or dashes): OPENAI_API_KEY, GITHUB_TOKEN, auth_token,
@@ -25,6 +25,11 @@ _SECRET_NAME = re.compile(
     re.IGNORECASE,
 )
 _MIN_LEN = 8  # shorter values ("", "sk", "1") would redact ordinary text
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a setting or environment variable is named like a secret (``OPENAI_API_KEY``)."""
+    return bool(_SECRET_NAME.search(name))
 
 
 def secrets_of(*kwargs: Mapping[str, Any] | None, environ: Mapping[str, str] | None = None) -> list[str]:

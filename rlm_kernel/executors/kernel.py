@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import base64
 import collections
 import concurrent.futures
 import contextlib
 import ctypes
+import io
 import itertools
 import json
 import os
@@ -35,7 +37,7 @@ from typing import Any, Protocol
 
 from ..errors import ConfigError, RLMError
 from ..protocol import FinalDirective
-from ..secrets import _SECRET_NAME, secrets_of
+from ..secrets import is_secret_name, secrets_of
 from .base import ExecResult, RemoteContext, StepOutcome
 from .inkernel import MARK, str_layout
 
@@ -104,9 +106,7 @@ def scrubbed_env(
     return {
         k: v
         for k, v in environ.items()
-        if not _SECRET_NAME.search(k)
-        and not _URL_WITH_CREDENTIALS.search(v)
-        and not any(s in v for s in secrets)
+        if not is_secret_name(k) and not _URL_WITH_CREDENTIALS.search(v) and not any(s in v for s in secrets)
     }
 
 
@@ -785,8 +785,6 @@ def _blob(context: Any, fmt: str) -> bytes:
         return context.encode("utf-8", "surrogatepass")
     if fmt == "bytes":
         return bytes(context)
-    import io
-
     buffer = io.BytesIO()
     _pickle(context, buffer)
     return buffer.getvalue()
@@ -803,6 +801,4 @@ def _pickle(context: Any, f: Any) -> None:
 
 
 def _b64(data: bytes) -> str:
-    import base64
-
     return base64.b64encode(data).decode("ascii")
