@@ -17,11 +17,13 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ConfigError
-from .kernel import Kernel, KernelError, KernelExecutor
+from .kernel import START_S, Kernel, KernelError, KernelExecutor
 
 __all__ = ["GatewayExecutor", "GatewayKernel"]
 
 MAX_MESSAGE = 64 << 20  # the largest message read from the websocket
+# A busy gateway starting many kernels at once answers slowly; tornado's own connect timeout is 20 s.
+TIMEOUT_S = START_S
 
 
 class GatewayKernel:
@@ -47,7 +49,8 @@ class GatewayKernel:
                 headers={**self._headers, "Content-Type": "application/json"},
                 body=None if body is None else json.dumps(body),
                 allow_nonstandard_methods=True,
-                request_timeout=60,
+                connect_timeout=TIMEOUT_S,
+                request_timeout=TIMEOUT_S,
             )
         except HTTPClientError as exc:
             raise KernelError(f"the gateway at {self.url} answered {method} {path} with {exc.code}") from None
@@ -66,7 +69,10 @@ class GatewayKernel:
         ws_url = "ws" + self.url[len("http") :] + f"/api/kernels/{self.kernel_id}/channels"
         try:
             self._ws = await websocket_connect(
-                HTTPRequest(ws_url, headers=self._headers, request_timeout=60), max_message_size=MAX_MESSAGE
+                HTTPRequest(
+                    ws_url, headers=self._headers, connect_timeout=TIMEOUT_S, request_timeout=TIMEOUT_S
+                ),
+                max_message_size=MAX_MESSAGE,
             )
         except Exception as exc:
             await self.shutdown()

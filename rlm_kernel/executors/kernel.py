@@ -55,6 +55,7 @@ __all__ = [
 # of a core), so after this long without a command (a human reading a step, say) the serve cell
 # ends, and the next command starts it again (a few ms).
 PARK_AFTER_S = 30.0
+START_S = 120.0  # for a kernel to start and load this module, many starting at once on 2 cores
 PART_BYTES = 4 << 20  # a context crosses a remote kernel's channel in parts of this size
 WRITE_CHARS = 8 << 20  # and is written for a local kernel this many characters at a time
 _URL_WITH_CREDENTIALS = re.compile(r"://[^/\s:@]+:[^/\s@]+@")
@@ -159,7 +160,7 @@ class LocalKernel:
             await self.km.start_kernel(**launch)
             self.kc = self.km.client()
             self.kc.start_channels()
-            await self.kc.wait_for_ready(timeout=60)
+            await self.kc.wait_for_ready(timeout=START_S)
         except Exception as exc:
             await self.shutdown()
             raise KernelError(f"the {self.kernel_name!r} kernel did not start: {exc}") from exc
@@ -264,7 +265,7 @@ class KernelSession:
     async def _run_cell(self, code: str) -> dict[str, Any]:
         msg_id = self.kernel.execute(code)
         future = self._replies[msg_id] = asyncio.get_running_loop().create_future()
-        return await asyncio.wait_for(future, 60)
+        return await asyncio.wait_for(future, START_S)
 
     def _serve(self) -> None:
         """Start the serve cell; it runs while there is work, so an idle kernel waits in its own
@@ -465,16 +466,16 @@ class KernelPool:
             future = self._warm.popleft() if self._warm else self._start_one()
         self.fill()
         try:
-            return future.result(timeout=120)
+            return future.result(timeout=START_S)
         except concurrent.futures.TimeoutError:
-            raise KernelError("no kernel was ready within 120 s") from None
+            raise KernelError(f"no kernel was ready within {START_S:g} s") from None
 
     def close(self) -> None:
         with self._lock:
             warm, self._warm = list(self._warm), collections.deque()
         for future in warm:
             with contextlib.suppress(Exception):  # one that never started has nothing to close
-                on_kernel_loop(future.result(timeout=120).close()).result(timeout=30)
+                on_kernel_loop(future.result(timeout=START_S).close()).result(timeout=30)
 
 
 _pools: dict[tuple[Any, ...], KernelPool] = {}
