@@ -91,7 +91,7 @@ export class RunsPanel extends Widget {
     totals.dataset.rlmTotals = '';
     header.appendChild(totals);
     if (log.runs.length === 0) {
-      root.appendChild(el('p', 'rlm-runs-empty', 'No runs yet. Run a %%rlm cell: each root step becomes a cell.'));
+      root.appendChild(el('p', 'rlm-runs-empty', 'No runs yet. In a notebook on the RLM Python kernel, run a %%rlm cell: each root step becomes a cell.'));
       return;
     }
     const list = el('div', 'rlm-runs-list');
