@@ -299,12 +299,11 @@ class KernelSession:
                     self._fail("the kernel was interrupted", queued=False)
                 if self._pending and not self._closing:
                     self._serve()
-        elif msg["channel"] == "iopub" and parent == self._serve_id:
-            if kind == "stream":
-                self.stray.append((content.get("name", "stdout"), content.get("text", "")))
-            elif kind == "status" and content.get("execution_state") == "dead":
-                self.dead = "the kernel died"
-                self._fail(self.dead)
+        elif msg["channel"] == "iopub" and kind == "status" and content.get("execution_state") == "dead":
+            self.dead = "the kernel died"  # whatever it was doing (a gateway's websocket closed, say)
+            self._fail(self.dead)
+        elif msg["channel"] == "iopub" and parent == self._serve_id and kind == "stream":
+            self.stray.append((content.get("name", "stdout"), content.get("text", "")))
 
     def _on_request(self, prompt: str) -> None:
         if not prompt.startswith(MARK):  # the code called input() itself: end of file
