@@ -131,6 +131,36 @@ def warm_pool(quick: bool) -> list[float]:
     return times
 
 
+def idle_cpu(seconds: float = 3.0) -> tuple[float, float]:
+    """Percent of a core a kernel uses while it waits in its serve cell, and once that cell ended."""
+    import psutil
+
+    from rlm_kernel.executors.kernel import KernelExecutor, on_kernel_loop
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from waiting import wait_until
+
+    executor = KernelExecutor(warm=0)
+    executor.bind("ctx", Echo(), None)
+    session = executor.session
+    process = psutil.Process(session.kernel.km.provisioner.pid)
+
+    def share() -> float:
+        before = sum(process.cpu_times()[:2])
+        time.sleep(seconds)  # the figure is what the kernel does while nothing happens
+        return 100 * (sum(process.cpu_times()[:2]) - before) / seconds
+
+    try:
+        waiting = share()
+        on_kernel_loop(_park(session)).result(timeout=10)
+        if not wait_until(lambda: not session._serving, timeout=10):
+            raise RuntimeError("the serve cell did not end")
+        parked = share()
+    finally:
+        executor.close()
+    return waiting, parked
+
+
 def big_context() -> dict[str, float]:
     from rlm_kernel.executors.kernel import KernelExecutor
 
@@ -189,6 +219,7 @@ def run(quick: bool = False) -> dict:
     try:
         costs, raw = overheads(quick)
         pool_times = warm_pool(quick)
+        waiting_cpu, parked_cpu = idle_cpu()
         loaded = big_context()
         ratio, batches = batch_ratio(quick)
     finally:
@@ -203,6 +234,8 @@ def run(quick: bool = False) -> dict:
         ("host peak RSS over the context", round(loaded["host_peak_x"], 3), "x"),
         ("kernel peak RSS over the context", round(loaded["kernel_peak_x"], 3), "x"),
         ("64-way batch step, kernel / local", round(ratio, 3), "x"),
+        ("idle kernel CPU, waiting in its serve cell", round(waiting_cpu, 2), "% of a core"),
+        ("idle kernel CPU, serve cell ended (after 30 s idle)", round(parked_cpu, 2), "% of a core"),
     ]
     figures = [{"figure": name, "value": value, "unit": unit} for name, value, unit in values]
     targets = [

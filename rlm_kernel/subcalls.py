@@ -21,7 +21,7 @@ from .errors import RLMError, RunCancelled
 from .events import Event, SubcallFinished, SubcallStarted
 from .lm.base import LMClient, Message, estimate_tokens
 
-__all__ = ["SubcallPool", "Subcalls", "ERROR_PREFIX"]
+__all__ = ["SubcallPool", "Subcalls", "ERROR_PREFIX", "prompt_list"]
 
 T = TypeVar("T")
 ERROR_PREFIX = "[llm_query error]"
@@ -124,7 +124,7 @@ class SubcallPool:
 SpawnChild = Callable[[str, Any, str], str]
 
 
-def _prompt_list(prompts: Any, name: str) -> list[Any]:
+def prompt_list(prompts: Any, name: str) -> list[Any]:
     """A batch is a list of prompts: one string would be one call per character."""
     if isinstance(prompts, (str, bytes)):
         raise TypeError(
@@ -254,7 +254,7 @@ class Subcalls:
 
     def llm_query_batched(self, prompts: Sequence[str], model: str | None = None) -> list[str]:
         """Ask many prompts at once, concurrently; replies come back in the prompts' order."""
-        prompts = _prompt_list(prompts, "llm_query_batched")
+        prompts = prompt_list(prompts, "llm_query_batched")
         lm = self.lm_for(model)
         batch_id = f"b{next(_ids)}"
         return self._gather([self.pool.submit(self._call(p, lm, batch_id, len(prompts))) for p in prompts])
@@ -273,7 +273,7 @@ class Subcalls:
         return self.rlm_query_batched([prompt], None if context is None else [context])[0]
 
     def rlm_query_batched(self, prompts: Sequence[str], contexts: Sequence[Any] | None = None) -> list[str]:
-        prompts = _prompt_list(prompts, "rlm_query_batched")
+        prompts = prompt_list(prompts, "rlm_query_batched")
         if self.spawn_child is None:
             if contexts is not None:
                 prompts = [f"{p}\n\n{c}" for p, c in zip(prompts, contexts, strict=True)]

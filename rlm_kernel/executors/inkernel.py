@@ -31,6 +31,7 @@ from ..helpers import Helpers
 from ..prompts import context_metadata
 from ..protocol import FinalDirective
 from ..repl import truncate
+from ..subcalls import prompt_list
 from .base import ExecResult
 from .local import STOPPED, LocalExecutor
 
@@ -74,11 +75,7 @@ class _Bridge:
 
     def llm_query_batched(self, prompts: Sequence[str], model: str | None = None) -> list[str]:
         """Ask many prompts at once, concurrently; replies come back in the prompts' order."""
-        if isinstance(prompts, (str, bytes)):
-            raise TypeError(
-                "llm_query_batched takes a list of prompts, not one string: "
-                "llm_query_batched([prompt]) or llm_query(prompt)"
-            )
+        prompts = prompt_list(prompts, "llm_query_batched")
         return self._call("llm_query_batched", prompts=[str(p) for p in prompts], model=model)
 
     def ask_batched(self, conversations: Sequence[list[Any]], max_tokens: int | None = None) -> list[str]:
@@ -89,8 +86,7 @@ class _Bridge:
         return self.rlm_query_batched([prompt], None if context is None else [context])[0]
 
     def rlm_query_batched(self, prompts: Sequence[str], contexts: Sequence[Any] | None = None) -> list[str]:
-        if isinstance(prompts, (str, bytes)):
-            raise TypeError("rlm_query_batched takes a list of prompts, not one string")
+        prompts = prompt_list(prompts, "rlm_query_batched")
         refs = None
         if contexts is not None:  # the contexts stay here; the host gets a name and a description
             refs = [_SERVER.keep(c) for c in contexts]
@@ -202,9 +198,6 @@ class _Server:
         for ref in refs:
             self.contexts.pop(ref, None)
         return {}
-
-    def op_ping(self) -> dict[str, Any]:
-        return {"pid": os.getpid()}
 
 
 @contextlib.contextmanager
