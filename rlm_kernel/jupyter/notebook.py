@@ -223,7 +223,7 @@ class NotebookRun:
         self.run = self.parts.run
         self.loop = Loop(self.parts)
         self.result: Any = None
-        self._display = display(HTML(render_run(self.state)), display_id=True)
+        self._display = display(HTML(render_run(self.state, compact=True)), display_id=True)
 
     @property
     def run_id(self) -> str:
@@ -253,7 +253,7 @@ class NotebookRun:
                 self.mode.send(RootProgress(run_id=self.run_id, turn=self.run.turns, tokens=writing))
             self._writing_sent = writing
             if not self._final:  # the final view, with the trajectory in its metadata, is _finish's
-                self._display.update(HTML(render_run(self.state)))
+                self._display.update(HTML(render_run(self.state, compact=True)))
 
     # -- the loop ------------------------------------------------------------------------------------
     def reconnected(self) -> None:
@@ -447,7 +447,7 @@ class NotebookRun:
         with self._lock:
             self._final = True
             self._display.update(
-                HTML(render_run(self.state)), metadata=notebook_metadata(self.result.trajectory)
+                HTML(render_run(self.state, compact=True)), metadata=notebook_metadata(self.result.trajectory)
             )
         self.mode.send(
             RunFinished(

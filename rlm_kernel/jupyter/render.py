@@ -5,6 +5,9 @@ Live views are redrawn up to ten times a second, which would reset any ``<detail
 opened; so the live form has none: finished steps shrink to one line, the step in progress is
 shown whole, and its running calls come first. The final form is fully collapsible.
 
+The compact form is for notebook mode, where each step is a cell of its own that holds its code and
+output: the run's figures, one line per step, and the answer; no step's code or output.
+
 Every string that comes from a run (code, output, prompts, replies, models, errors, the answer) is
 untrusted and goes through :func:`safe.text`; nothing from a run is ever markup here.
 """
@@ -83,7 +86,7 @@ def _money(cost: float | None) -> str:
     return "" if cost is None else f"${cost:.4f}"
 
 
-def _header(state: RunState) -> str:
+def _header(state: RunState, *, warnings: bool = True) -> str:
     total = state.usage.total
     if not state.ended and state.stopping:
         status = "stopping…"
@@ -107,14 +110,17 @@ def _header(state: RunState) -> str:
         if state.streamed_tokens and not state.ended
         else ""
     )
-    warnings = "".join(
-        f'<div style="color:var(--jp-warn-color1, #e65100)">⚠ {safe.text(w)}</div>' for w in state.warnings
-    )
     return (
         f"<div><b>RLM</b> · {models} · {status}</div>"
         f'<div style="color:{_MUTED}">{total.calls} LM call(s) · {total.input_tokens:,} in / '
         f"{total.output_tokens:,} out tokens{cached} · {cost} · {state.elapsed_s:.1f} s{writing}</div>"
-        f"{warnings}"
+        f"{_warnings(state) if warnings else ''}"
+    )
+
+
+def _warnings(state: RunState) -> str:
+    return "".join(
+        f'<div style="color:var(--jp-warn-color1, #e65100)">⚠ {safe.text(w)}</div>' for w in state.warnings
     )
 
 
@@ -226,8 +232,57 @@ def _step(view: StepView, state: RunState, current: bool, live: bool) -> str:
     return f"<details{' open' if current else ''}><summary>{_summary(view)}</summary>{body}</details>"
 
 
-def render_run(state: RunState, *, live: bool | None = None, answer: bool = True) -> str:
-    """The whole run as one HTML fragment: live (no collapsible parts) while it runs, else final."""
+def _step_status(view: StepView, state: RunState) -> str:
+    if view.error:
+        return '<span style="color:var(--jp-error-color1, #c62828)">error</span>'
+    if view.output is not None:
+        return "done"
+    if state.ended:
+        return "stopped before it ran"
+    if state.waiting_for == view.step:
+        return "waiting for you to run its cell"
+    return "stopping…" if state.stopping else "running"
+
+
+def _step_line(view: StepView, state: RunState) -> str:
+    """One step in a line, e.g. "step 2 · root · done · 3 sub-calls · root LM 1.20 s · code 0.10 s"."""
+    author = "human" if view.author == "human" else "root, edited" if view.edited else "root"
+    bits = [f"step {view.step}", author, _step_status(view, state)]
+    if view.calls:
+        running = sum(r.status == "running" for r in view.calls.values())
+        bits.append(f"{len(view.calls)} sub-call(s)" + (f", {running} running" if running else ""))
+    if view.lm_s is not None and view.author != "human":
+        bits.append(f"root LM {view.lm_s:.2f} s")
+    if view.elapsed_s is not None:
+        bits.append(f"code {view.elapsed_s:.2f} s")
+    return f'<div class="rlm-run-step">{" · ".join(bits)}</div>'
+
+
+def _compact(state: RunState, answer: bool) -> str:
+    parts = [_header(state, warnings=False)]
+    if state.question:
+        parts.append(f"<div><b>Question:</b> {safe.text(state.question[:600])}</div>")
+    steps = sorted(state.steps.values(), key=lambda v: v.step)
+    if steps:
+        parts.append(
+            f'<div style="color:{_MUTED}">Each step is a cell below, with its code and output.</div>'
+        )
+    parts.extend(_step_line(v, state) for v in steps)
+    if state.streaming and not state.ended:  # the root's reply as it is written, until it becomes a cell
+        parts.append(f'<pre style="{_PRE}">root ▸ {safe.text(state.streaming)}</pre>')
+    if answer and state.answer is not None and state.ended:
+        parts.append(f'<div><b>Answer:</b></div><pre style="{_PRE}">{safe.text(state.answer[:4000])}</pre>')
+    parts.append(_warnings(state))
+    return f'<div class="rlm-run rlm-run-compact" style="{_STYLE}">' + "".join(parts) + "</div>"
+
+
+def render_run(
+    state: RunState, *, live: bool | None = None, answer: bool = True, compact: bool = False
+) -> str:
+    """The whole run as one HTML fragment: live (no collapsible parts) while it runs, else final.
+    ``compact``: a summary without the steps' code and output, for notebook mode, whose cells hold them."""
+    if compact:
+        return _compact(state, answer)
     live = not state.ended if live is None else live
     parts = [_header(state)]
     last = state.current_step

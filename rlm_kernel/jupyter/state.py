@@ -56,6 +56,7 @@ class StepView:
     elapsed_s: float | None = None
     lm_s: float | None = None  # the root's reply that proposed the step: its LM time
     edited: bool = False
+    author: str = "root"  # or "human": a cell the human ran during the run (notebook mode)
     calls: dict[str, CallRow] = field(default_factory=dict)
 
     def batches(self) -> dict[str, tuple[int, int]]:
@@ -149,7 +150,7 @@ class RunState:
                 view.calls[row.call_id] = row
         elif isinstance(event, StepStarted) and top:
             view = self.steps.setdefault(event.step, StepView(event.step))
-            view.reply, view.code = self.last_reply, event.code
+            view.reply, view.code, view.author = self.last_reply, event.code, event.author
             view.lm_s, self._reply_latency = self._reply_latency, None  # the reply's first step has it
         elif isinstance(event, HumanEdit) and top:
             view = self.steps.setdefault(event.step, StepView(event.step))

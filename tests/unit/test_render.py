@@ -1,9 +1,11 @@
 """The run view's state and HTML, without widgets."""
 
 from rlm_kernel.events import (
+    HumanEdit,
     RootReply,
     RunEnded,
     RunStarted,
+    RunWarning,
     StepFinished,
     StepStarted,
     SubcallFinished,
@@ -140,3 +142,64 @@ def test_the_call_table_aligns_its_numbers_and_gives_text_room():
         assert cell[cell.rindex("<th") :].startswith('<th style="text-align: right')
     assert 'title="sub-m">sub-m</td>' in html and "max-width: 14em" in html  # a long name is cut, not spilled
     assert "min-width: 16em" in html  # prompts and replies are not squeezed to a few characters
+
+
+def notebook_run() -> RunState:
+    """Two root steps and a human cell, as notebook mode folds them; the run ended with an answer."""
+    state = state_with_batch(finished=3, size=3)
+    state.apply(StepFinished(run_id="r", step=1, output="SECRET-OUTPUT-1\n", elapsed_s=0.12))
+    state.apply(
+        RootReply(run_id="r", turn=2, text="t", model="root-m", output_tokens=4, latency_s=1.25, cost=0.25)
+    )
+    state.apply(StepStarted(run_id="r", step=2, code="total_from_step_two = 2"))
+    state.apply(HumanEdit(run_id="r", step=2, proposed="total_from_step_two = 2", executed="edited_code = 3"))
+    state.apply(StepFinished(run_id="r", step=2, output="SECRET-OUTPUT-2\n", elapsed_s=0.5))
+    state.apply(StepStarted(run_id="r", step=3, code="mine = 1", author="human"))
+    state.apply(StepFinished(run_id="r", step=3, output="", elapsed_s=0.01))
+    state.apply(RunWarning(run_id="r", code="after_error", text="the answer came from a step that raised"))
+    state.apply(RunEnded(run_id="r", response="The answer is 42.", error=None, iterations=2, elapsed_s=3.5))
+    return state
+
+
+def test_the_compact_view_has_the_figures_and_no_step_code_or_output():
+    state = notebook_run()
+    state.question = "How many {kind} lines? for x in y"
+    html = render_run(state, compact=True)
+    assert "<b>RLM</b> · root-m (sub-calls: sub-m) · done" in html
+    assert "Question:</b> How many {kind} lines? for x in y" in html
+    assert "5 LM call(s) · 25 in / 9 out tokens · $1.5000 · 3.5 s" in html  # totals, children included
+    assert ">step 1 · root · done · 3 sub-call(s) · root LM 0.00 s · code 0.12 s</div>" in html
+    assert ">step 2 · root, edited · done · root LM 1.25 s · code 0.50 s</div>" in html
+    assert ">step 3 · human · done · code 0.01 s</div>" in html
+    assert "The answer is 42.</pre>" in html and "<b>Answer:</b>" in html
+    assert "⚠ the answer came from a step that raised" in html
+    assert html.index("<b>Answer:</b>") < html.index("⚠")
+    for hidden in ("llm_query_batched", "total_from_step_two", "edited_code", "mine = 1", "SECRET-OUTPUT"):
+        assert hidden not in html  # the step cells hold code and output
+    assert "<details" not in html and "<table" not in html and "<progress" not in html
+    full = render_run(state)  # the in-cell view keeps everything
+    assert "SECRET-OUTPUT-1" in full and "edited_code" in full
+
+
+def test_the_compact_view_says_what_each_step_waits_for_and_how_a_run_ended():
+    state = state_with_batch(finished=1, size=3)
+    html = render_run(state, compact=True)
+    assert ">step 1 · root · running · 3 sub-call(s), 2 running · root LM 0.00 s</div>" in html
+    assert "running · 2 call(s) in flight" in html
+    state.waiting_for = 1
+    assert ">step 1 · root · waiting for you to run its cell" in render_run(state, compact=True)
+    state.apply(RunEnded(run_id="r", response=None, error="stopped by the user", iterations=1, elapsed_s=1.0))
+    html = render_run(state, compact=True)
+    assert "ended: stopped by the user" in html and "<b>Answer:</b>" not in html
+    assert ">step 1 · root · stopped before it ran" in html
+    state.apply(StepFinished(run_id="r", step=1, output="", error="ValueError: no"))
+    assert "step 1 · root · <span" in render_run(state, compact=True)  # the error, in red
+
+
+def test_the_compact_view_escapes_what_the_run_says():
+    state = notebook_run()
+    state.question = "<img src=x onerror=alert(1)>"
+    state.answer = "<script>alert(1)</script>"
+    html = render_run(state, compact=True)
+    assert "<img" not in html and "<script" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html and "&lt;script&gt;" in html
