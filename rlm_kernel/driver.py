@@ -35,6 +35,7 @@ from .lm import make_lm
 from .lm.base import Completion, LMClient, price_of
 from .lm.replay import Recording, RecordingLM
 from .prompts import context_metadata
+from .rewind import Branch
 from .secrets import Redactor, secrets_of
 from .subcalls import SubcallPool, Subcalls
 
@@ -143,8 +144,10 @@ def prepare(
     parent_id: str | None = None,
     parent_call_id: str | None = None,
     run_id: str | None = None,
+    branch: Branch | None = None,
 ) -> RunParts:
-    """Build a run, bind the REPL names into its executor's namespace, and wire sub-calls."""
+    """Build a run, bind the REPL names into its executor's namespace, and wire sub-calls. A
+    ``branch`` continues a recorded run; its replayed steps' sub-calls are answered from it."""
     run_id = run_id or new_run_id()
     executor = executor or LocalExecutor(tag=run_id)
     lm = tree.root_lm() if config.depth == 0 else tree.sub_lm()
@@ -161,6 +164,7 @@ def prepare(
         parent_call_id=parent_call_id,
         clock=time.perf_counter,
         redact=tree.redactor.text,
+        branch=branch,
     )
     subcalls = Subcalls(
         pool=tree.pool,
@@ -173,6 +177,8 @@ def prepare(
         spawn_child=_spawner(tree, config, run_id, executor) if config.can_recurse else None,
         redact=tree.redactor.text,
     )
+    if branch is not None:
+        subcalls.recorded = branch.recorded()
     helpers = Helpers(context, subcalls).bound() if config.profile == "small" else None
     executor.bind(
         context, None if config.profile == "no_subcalls" else subcalls, helpers, stop_when=tree.should_stop
@@ -306,8 +312,9 @@ class Loop:
                 if isinstance(action, AskRoot):
                     action = run.receive_reply((yield action))
                 elif isinstance(action, Execute):
-                    parts.subcalls.step = action.step
+                    parts.subcalls.step, parts.subcalls.replaying = action.step, action.replay
                     ran: Ran | Regenerate = yield action
+                    parts.subcalls.replaying = False
                     if tree.cancelled:
                         raise RunCancelled()
                     if isinstance(ran, Regenerate):
@@ -377,7 +384,7 @@ async def adrive(parts: RunParts, approve: Approve | None = None) -> Finish:
                 future = asyncio.wrap_future(tree.pool.submit(ask_root(parts, wait), bounded=False))
                 value: Completion | Ran = await future
             else:
-                code = wait.code if approve is None else await approve(wait.step, wait.code)
+                code = wait.code if approve is None or wait.replay else await approve(wait.step, wait.code)
                 if isinstance(code, Regenerate):
                     wait = loop.send(code)
                     continue

@@ -13,9 +13,12 @@ observation back, which returns the next action:
 A reply with several code blocks is executed block by block; a failing block skips the rest. The
 run is ``done`` when code sets ``answer["ready"]``, a FINAL directive resolves, the iteration
 limit's extra "answer now" turn returns, a human sets the answer, or the driver calls
-``abort(error)``. Every call and the states it may be made in are in ``TRANSITIONS``; any other
-call raises ``RuntimeError`` (a driver bug, not a user error). An exception inside a call leaves
-the run in ``error``, where only ``abort`` is accepted, never half-updated in the state it was in.
+``abort(error)``. A branch (``rlm_kernel.rewind``) starts from a recorded conversation instead:
+``start()`` returns the inherited steps first, as ``Execute(replay=True)``, then asks the turn that
+proposed the branch's step again. Every call and the states it may be made in are in
+``TRANSITIONS``; any other call raises ``RuntimeError`` (a driver bug, not a user error). An
+exception inside a call leaves the run in ``error``, where only ``abort`` is accepted, never
+half-updated in the state it was in.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from .executors.base import ExecResult
 from .lm.base import Completion, Message
 from .protocol import FinalDirective, code_blocks, find_final, resolve_final, unclosed_final
 from .repl import cut_note, truncate
+from .rewind import Branch, ReplayedStep
 
 TURN_OUTPUT_TIMES = 4  # a turn's whole observation is at most this many times max_output_chars
 
@@ -85,6 +89,7 @@ class AskRoot:
 class Execute:
     step: int
     code: str
+    replay: bool = False  # a branch's inherited step, run again to rebuild the REPL: no human approves it
 
 
 @dataclass(frozen=True)
@@ -145,8 +150,10 @@ class RLMRun:
         parent_id: str | None = None,
         parent_call_id: str | None = None,
         redact: Callable[[str], str] = str,
+        branch: Branch | None = None,
     ) -> None:
         self.config = config
+        self.branch = branch  # a rewind: the recorded run this one continues, and from where
         self.question = question
         self.context_meta = context_meta
         self.model = model
@@ -176,6 +183,9 @@ class RLMRun:
         self._first_code: tuple[str, str | None] | None = None  # the first reply's start and stop
         self._seen_output = False  # whether the root has read any output of its code
         self._stop = "answer"
+        self._replays: list[ReplayedStep] = []  # a branch's inherited steps still to run again
+        self._replaying: ReplayedStep | None = None
+        self._replayed: dict[int, tuple[str, bool]] = {}  # step -> what its replay printed, and if it failed
 
     # -- helpers ---------------------------------------------------------------------
     def _ids(self) -> dict[str, Any]:
@@ -267,7 +277,9 @@ class RLMRun:
 
     # -- the protocol ------------------------------------------------------------------
     @_transition
-    def start(self) -> AskRoot:
+    def start(self) -> Action:
+        if self.branch is not None:
+            return self._start_branch()
         opening = prompts.opening_messages(
             profile=self.config.profile,
             question=self.question,
@@ -293,6 +305,78 @@ class RLMRun:
             )
         )
         return self._ask(opening[-1]["content"])
+
+    def _start_branch(self) -> Action:
+        """A rewind: the recorded conversation up to the request that proposed the branch's step,
+        then the steps before it run again (``Execute(replay=True)``), then that request again."""
+        branch = self.branch
+        assert branch is not None
+        self.messages = [dict(m) for m in branch.messages[:-1]]  # type: ignore[misc]
+        if self.config.profile == "small" and self.config.system_prompt is None:
+            self._first_code = prompts.reply_start(self.context_meta, self.question)
+        self._chars = sum(len(m["content"]) for m in self.messages)
+        self.turns, self.iterations = branch.turn - 1, branch.iterations
+        self._seen_output = any(s.output.strip() for s in branch.steps)
+        self.emit(
+            RunStarted(
+                **self._ids(),
+                question=self.question,
+                context_meta=self.context_meta,
+                model=self.model,
+                sub_model=self.sub_model,
+                parent_call_id=self.parent_call_id,
+                settings=self.config.public(),
+                prompt=[dict(m) for m in self.messages],
+                parent_run=branch.parent_run,
+                branched_at=branch.step,
+            )
+        )
+        self._replays = list(branch.steps)
+        return self._replay_next()
+
+    def _replay_next(self) -> Action:
+        branch = self.branch
+        assert branch is not None
+        if self._replays:
+            step = self._replaying = self._replays.pop(0)
+            self.steps = self._executing = step.step
+            self.state = "executing"
+            self.emit(
+                StepStarted(**self._ids(), step=step.step, code=step.code, author=step.author, replayed=True)  # type: ignore[arg-type]
+            )
+            return Execute(step.step, step.code, replay=True)
+        self._replaying = None
+        recorded = {s.step: (s.output, s.error) for s in branch.steps}
+        diverged = [step for step, seen in self._replayed.items() if seen != recorded[step]]
+        if diverged:
+            self._warn(
+                "replay_diverged",
+                f"Replayed step{'s' if len(diverged) > 1 else ''} {', '.join(map(str, diverged))} printed "
+                f"other than in run {branch.parent_run}: the REPL may not be as it was there.",
+            )
+        # What happened after the request, in the recorded run, is told to the root next turn.
+        late = branch.steps[len(branch.steps) - branch.late_human_steps :] if branch.late_human_steps else []
+        self._human_steps = [(s.step, s.code, self._replayed[s.step][0]) for s in late]
+        self._hints = list(branch.hints)
+        return self._ask(branch.messages[-1]["content"], final_turn=branch.final_turn)
+
+    def _replay_finished(self, result: ExecResult, restored: tuple[str, ...]) -> Action:
+        step = self._replaying
+        assert step is not None
+        shown, cut = truncate(self.redact(result.text()), self.config.max_output_chars)
+        self.emit(
+            StepFinished(
+                **self._ids(),
+                step=step.step,
+                output=shown,
+                error=result.error,
+                elapsed_s=result.elapsed_s,
+                cut_chars=cut,
+                restored=restored,
+            )
+        )
+        self._replayed[step.step] = (shown, result.error is not None)
+        return self._replay_next()
 
     @_transition
     def receive_reply(self, completion: Completion) -> Action:
@@ -391,6 +475,8 @@ class RLMRun:
     def receive_execution(
         self, result: ExecResult, *, answer_ready: bool, answer: str = "", restored: tuple[str, ...] = ()
     ) -> Action:
+        if self._replaying is not None:  # an answer a replayed step set is not this run's
+            return self._replay_finished(result, restored)
         pending = self._pending
         assert pending is not None
         full = self.redact(result.text())

@@ -63,6 +63,10 @@ class RunStarted(Event):
     parent_call_id: str | None = None  # a child run: the rlm_query call of its parent that started it
     settings: dict[str, Any] = field(default_factory=dict)
     prompt: list[dict[str, Any]] = field(default_factory=list)  # the fixed prefix: system prompt, examples
+    # A branch (rewind): the run it continues, and the root step of that run it proposes again. Its
+    # ``prompt`` then holds that run's conversation up to the turn that proposed the step.
+    parent_run: str | None = None
+    branched_at: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,6 +107,7 @@ class StepStarted(Event):
     step: int
     code: str
     author: Literal["root", "human"] = "root"
+    replayed: bool = False  # a branch re-running a step of the run it continues, to rebuild its REPL
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -127,6 +132,7 @@ class SubcallStarted(Event):
     batch_id: str | None = None
     batch_size: int = 1
     call_kind: Literal["llm", "rlm"] = "llm"
+    prompt_key: str = ""  # a hash of the whole request, by which a branch's replay finds the reply
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -145,6 +151,8 @@ class SubcallFinished(Event):
     batch_id: str | None = None
     call_kind: Literal["llm", "rlm"] = "llm"
     cancelled: bool = False  # stopped with its run, not failed
+    response: str = ""  # the whole reply: the recording a branch's replay answers from
+    replayed: bool = False  # answered from the recording, not asked again (and not paid again)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -185,7 +193,7 @@ class RunWarning(Event):
     without running code, an answer set by a step that raised, a reply stopped in a loop."""
 
     kind: ClassVar[str] = "warning"
-    code: Literal["no_code", "unseen", "after_error", "repetition", "reply_cut"]
+    code: Literal["no_code", "unseen", "after_error", "repetition", "reply_cut", "replay_diverged"]
     text: str
 
 

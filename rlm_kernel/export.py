@@ -4,8 +4,12 @@ One sample per root turn, in the chat format most trainers read (``{"messages": 
 conversation up to that turn as input, the root's reply as the target (and, where a human had
 the root propose a step again, the replies set aside as ``rejected``). Where a human edited a
 step before it ran, the target (and the history after it) holds the code that actually ran, so
-the data teaches the corrected behaviour. Filters follow the RLM paper's recipe: runs scored
-zero and runs of a single turn are dropped; an optional length cap drops long samples.
+the data teaches the corrected behaviour. A branch (a rewind, ``rlm_kernel.rewind``) is a
+conversation of its own that starts with the turn it asked again; with the run it continues among
+the inputs, that run's reply at the turn is the branch's ``rejected``, and that run's samples from
+the turn on say which branch the human chose instead (``superseded_by``). Filters follow the RLM
+paper's recipe: runs scored zero and runs of a single turn are dropped; an optional length cap
+drops long samples.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ class Turn:
     target: str
     edited: bool = False
     rejected: list[str] = field(default_factory=list)  # replies the human had proposed again
+    superseded_by: str | None = None  # the branch a human continued from this turn instead
 
 
 @dataclass
@@ -51,10 +56,18 @@ class Conversation:
     turns: list[Turn] = field(default_factory=list)
     answer: str | None = None
     error: str | None = None
+    first_turn: int = 1  # a branch's turns begin where it left the run it continues
+    parent_run: str | None = None
+    branched_at: int | None = None
 
     @property
     def succeeded(self) -> bool:
         return self.answer is not None and self.error is None
+
+    @property
+    def length(self) -> int:
+        """Root turns, a branch's inherited ones included."""
+        return self.first_turn - 1 + len(self.turns)
 
 
 def _corrected(reply: str, edits: list[tuple[str, str]]) -> str:
@@ -75,10 +88,18 @@ def conversations(events: Iterable[Event]) -> list[Conversation]:
     for event in events:
         rid = event.run_id
         if isinstance(event, RunStarted):
-            runs[rid] = Conversation(rid, event.depth, [dict(m) for m in event.prompt])
+            runs[rid] = Conversation(
+                rid,
+                event.depth,
+                [dict(m) for m in event.prompt],
+                parent_run=event.parent_run,
+                branched_at=event.branched_at,
+            )
         elif rid not in runs:
             continue
         elif isinstance(event, RootRequest):
+            if rid not in pending_user and not runs[rid].turns:  # the run's first request
+                runs[rid].first_turn = event.turn
             pending_user[rid] = event.content
         elif isinstance(event, RootReply):
             turn = Turn(pending_user.pop(rid, ""), event.text, event.text, rejected=rejected.pop(rid, []))
@@ -97,7 +118,20 @@ def conversations(events: Iterable[Event]) -> list[Conversation]:
     for (rid, turn), changes in edits.items():
         t = runs[rid].turns[turn]
         t.target, t.edited = _corrected(t.reply, changes), True
+    for branch in runs.values():
+        _mark_choice(branch, runs.get(branch.parent_run or ""))
     return list(runs.values())
+
+
+def _mark_choice(branch: Conversation, parent: Conversation | None) -> None:
+    """The human continued ``parent`` as ``branch``: the parent's reply at the turn the branch asked
+    again is set aside for the branch's, and the parent's turns from there on are superseded."""
+    at = branch.first_turn - parent.first_turn if parent is not None else -1
+    if parent is None or not branch.turns or not 0 <= at < len(parent.turns):
+        return
+    branch.turns[0].rejected.insert(0, parent.turns[at].reply)
+    for turn in parent.turns[at:]:
+        turn.superseded_by = turn.superseded_by or branch.run_id
 
 
 def samples(conversation: Conversation, max_chars: int | None = None) -> Iterator[dict[str, Any]]:
@@ -111,13 +145,19 @@ def samples(conversation: Conversation, max_chars: int | None = None) -> Iterato
             yield {
                 "messages": messages,
                 "run_id": conversation.run_id,
-                "turn": i + 1,
+                "turn": conversation.first_turn + i,
                 "edited": turn.edited,
                 "has_code": bool(code_blocks(turn.target)),
                 # Preference data: replies the human set aside for this one (Regenerate).
                 **(
                     {"rejected": [{"role": "assistant", "content": r} for r in turn.rejected]}
                     if turn.rejected
+                    else {}
+                ),
+                **({"superseded_by": turn.superseded_by} if turn.superseded_by else {}),
+                **(
+                    {"branch_of": {"run_id": conversation.parent_run, "step": conversation.branched_at}}
+                    if conversation.parent_run
                     else {}
                 ),
             }
@@ -157,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for conv in conversations(read_inputs(args.inputs)):
             score = scores.get(conv.run_id, 1.0 if conv.succeeded else 0.0)
-            if (conv.depth > 0 and not args.children) or score == 0 or len(conv.turns) < args.min_turns:
+            if (conv.depth > 0 and not args.children) or score == 0 or conv.length < args.min_turns:
                 dropped += 1
                 continue
             kept += 1

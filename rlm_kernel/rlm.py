@@ -7,7 +7,7 @@ import inspect
 import logging
 import threading
 import time
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,8 @@ from .events import Event, EventBus, RootToken, RunWarning
 from .executors import check_executor, make_executor
 from .executors.base import Executor
 from .lm import make_lm
-from .trajectory import TrajectoryWriter, default_log_dir
+from .rewind import Branch, branch_at
+from .trajectory import TrajectoryWriter, default_log_dir, load
 from .usage import Usage, summarize
 
 __all__ = ["RLM", "RLMResult", "OpenRun"]
@@ -112,8 +113,11 @@ class RLM:
         namespace: MutableMapping[str, Any] | None = None,
         executor: Executor | None = None,
         subscribers: tuple[Callable[[Event], None], ...] = (),
+        branch: Branch | None = None,
     ) -> OpenRun:
         """Prepare a run for a driver of your own (the notebook driver uses this); ``close`` it after."""
+        if branch is not None and root_prompt is None:
+            root_prompt = branch.question
         bus = EventBus()
         events: list[Event] = []
         bus.subscribe(lambda e: None if isinstance(e, RootToken) else events.append(e))
@@ -129,7 +133,9 @@ class RLM:
             if executor is None:
                 c = self.config
                 executor = make_executor(c.executor, c.executor_kwargs, tag=run_id, namespace=namespace)
-            parts = prepare(tree, self.config, context, root_prompt, executor=executor, run_id=run_id)
+            parts = prepare(
+                tree, self.config, context, root_prompt, executor=executor, run_id=run_id, branch=branch
+            )
         except BaseException:
             if executor is not None:
                 executor.close()
@@ -154,13 +160,22 @@ class RLM:
         namespace: MutableMapping[str, Any] | None = None,
         executor: Executor | None = None,
         subscribers: tuple[Callable[[Event], None], ...] = (),
+        branch: Branch | None = None,
     ) -> RLMResult:
         """Run the RLM over ``context`` (any Python object, held by reference) to answer ``root_prompt``.
 
         ``namespace`` lets the root's code run in a dict of yours (the variables it makes stay
-        there); ``subscribers`` receive every event as it happens.
+        there); ``subscribers`` receive every event as it happens. ``branch`` continues a recorded
+        run from one of its steps instead of starting anew: see :meth:`continue_from`.
         """
-        run = self.open(context, root_prompt, namespace=namespace, executor=executor, subscribers=subscribers)
+        run = self.open(
+            context,
+            root_prompt,
+            namespace=namespace,
+            executor=executor,
+            subscribers=subscribers,
+            branch=branch,
+        )
         return run.close(drive(run.parts))
 
     async def acompletion(
@@ -171,12 +186,37 @@ class RLM:
         namespace: MutableMapping[str, Any] | None = None,
         subscribers: tuple[Callable[[Event], None], ...] = (),
         approve: Approve | None = None,
+        branch: Branch | None = None,
     ) -> RLMResult:
         """The async twin of :meth:`completion`: LM calls are awaited and code runs in a worker thread.
 
         ``approve(step, code)`` is awaited before each step and returns the code to run (step mode)."""
-        run = self.open(context, root_prompt, namespace=namespace, subscribers=subscribers)
+        run = self.open(context, root_prompt, namespace=namespace, subscribers=subscribers, branch=branch)
         return run.close(await adrive(run.parts, approve))
+
+    def continue_from(
+        self,
+        recorded: RLMResult | Iterable[Event] | str | Path,
+        step: int,
+        context: Any,
+        *,
+        run_id: str | None = None,
+        **kwargs: Any,
+    ) -> RLMResult:
+        """Rewind: a new run that has the root propose ``step`` of a recorded run again.
+
+        ``recorded`` is that run's result, its events, or its trajectory file; ``context`` is the
+        context it ran on. The steps before ``step`` run again in a fresh REPL, their sub-calls
+        answered from the recording, and the conversation is the recorded one up to the turn that
+        proposed ``step``. The result's trajectory names the run it continues (``parent_run``)
+        and the step (``branched_at``). ``kwargs`` are :meth:`completion`'s."""
+        if isinstance(recorded, RLMResult):
+            events: Iterable[Event] = recorded.trajectory
+        elif isinstance(recorded, (str, Path)):
+            events = load(recorded)
+        else:
+            events = recorded
+        return self.completion(context, branch=branch_at(events, step, run_id), **kwargs)
 
     # -- steering a run from another thread -------------------------------------------------
     def cancel(self) -> None:

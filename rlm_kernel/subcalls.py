@@ -20,6 +20,8 @@ from .budget import Budget
 from .errors import RLMError, RunCancelled
 from .events import Event, SubcallFinished, SubcallStarted
 from .lm.base import LMClient, Message, estimate_tokens
+from .lm.replay import request_key
+from .rewind import RecordedReplies
 
 __all__ = ["SubcallPool", "Subcalls", "ERROR_PREFIX", "prompt_list"]
 
@@ -159,6 +161,10 @@ class Subcalls:
         self.depth = depth
         self.spawn_child = spawn_child
         self.step: int | None = None
+        # A branch's replay of the steps it inherits: their sub-calls are answered from the run it
+        # continues, so nothing is paid twice. Set by the loop while a replayed step runs.
+        self.recorded: RecordedReplies | None = None
+        self.replaying = False
 
     def _ids(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "parent_id": self.parent_id, "depth": self.depth}
@@ -174,6 +180,7 @@ class Subcalls:
         text = "\n".join(m["content"] for m in messages)
         call_id = f"c{next(_ids)}"
         step = self.step
+        key = request_key(messages)
         self.emit(
             SubcallStarted(
                 **self._ids(),
@@ -184,10 +191,14 @@ class Subcalls:
                 prompt_chars=len(text),
                 batch_id=batch_id,
                 batch_size=batch_size,
+                prompt_key=key,
             )
         )
         started = time.perf_counter()
         finished = {"call_id": call_id, "step": step, "model": lm.model_name, "batch_id": batch_id}
+        if (recorded := self._recorded(step, key)) is not None:
+            self.emit(SubcallFinished(**self._ids(), **finished, **_replayed(recorded)))
+            return recorded
         try:
             self.budget.check()
             window = lm.context_window
@@ -235,9 +246,17 @@ class Subcalls:
                 latency_s=completion.latency_s or time.perf_counter() - started,
                 cost=cost,
                 response_preview=completion.text[:200],
+                response=completion.text,
             )
         )
         return completion.text
+
+    def _recorded(self, step: int | None, key: str) -> str | None:
+        """The reply the run this one continues got for the same request in the same step, while
+        a replayed step runs; ``None`` for a request the recording lacks (it is asked again)."""
+        if not self.replaying or self.recorded is None or step is None:
+            return None
+        return self.recorded.take(step, key)
 
     def _gather(self, futures: Sequence[concurrent.futures.Future[str]]) -> list[str]:
         try:
@@ -303,17 +322,24 @@ class Subcalls:
 
     def _child(self, spawn: SpawnChild, prompt: str, context: Any) -> str:
         call_id = f"c{next(_ids)}"
+        step = self.step
+        key = "rlm:" + request_key([{"role": "user", "content": str(prompt)}])
         self.emit(
             SubcallStarted(
                 **self._ids(),
                 call_id=call_id,
-                step=self.step,
+                step=step,
                 model="rlm",
                 prompt_preview=str(prompt)[:200],
                 prompt_chars=len(str(prompt)),
                 call_kind="rlm",
+                prompt_key=key,
             )
         )
+        finished = {"call_id": call_id, "step": step, "model": "rlm", "call_kind": "rlm"}
+        if (recorded := self._recorded(step, key)) is not None:  # the child's answer, not a new child
+            self.emit(SubcallFinished(**self._ids(), **finished, **_replayed(recorded)))
+            return recorded
         started = time.perf_counter()
         error = None
         try:
@@ -324,13 +350,16 @@ class Subcalls:
         self.emit(
             SubcallFinished(
                 **self._ids(),
-                call_id=call_id,
-                step=self.step,
-                model="rlm",
+                **finished,
                 error=error,
                 latency_s=time.perf_counter() - started,
                 response_preview=reply[:200],
-                call_kind="rlm",
+                response="" if error else reply,
             )
         )
         return reply
+
+
+def _replayed(reply: str) -> dict[str, Any]:
+    """A replayed sub-call's end: the recorded reply, at no cost."""
+    return {"response_preview": reply[:200], "response": reply, "replayed": True, "cost": 0.0}

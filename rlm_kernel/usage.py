@@ -224,10 +224,12 @@ class Usage:
 
 def is_lm_call(event: Event) -> TypeGuard[RootReply | SubcallFinished]:
     """Whether ``event`` ends one LM call. Sub-calls that produced a child run (``rlm``) are counted
-    through that child's own LM events, not twice."""
+    through that child's own LM events, not twice; a branch's replayed sub-calls called no LM."""
     from .events import RootReply, SubcallFinished
 
-    return isinstance(event, RootReply) or (isinstance(event, SubcallFinished) and event.call_kind == "llm")
+    return isinstance(event, RootReply) or (
+        isinstance(event, SubcallFinished) and event.call_kind == "llm" and not event.replayed
+    )
 
 
 def summarize(events: Iterable[Event]) -> Usage:

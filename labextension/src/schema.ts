@@ -34,6 +34,8 @@ export interface RunStartedEvent extends EventBase {
   parent_call_id: string | null;
   settings: Record<string, unknown>;
   prompt: unknown[];
+  parent_run: string | null;
+  branched_at: number | null;
 }
 
 export interface RootRequestEvent extends EventBase {
@@ -69,6 +71,7 @@ export interface StepStartedEvent extends EventBase {
   step: number;
   code: string;
   author: 'root' | 'human';
+  replayed: boolean;
 }
 
 export interface StepFinishedEvent extends EventBase {
@@ -91,6 +94,7 @@ export interface SubcallStartedEvent extends EventBase {
   batch_id: string | null;
   batch_size: number;
   call_kind: 'llm' | 'rlm';
+  prompt_key: string;
 }
 
 export interface SubcallFinishedEvent extends EventBase {
@@ -108,6 +112,8 @@ export interface SubcallFinishedEvent extends EventBase {
   batch_id: string | null;
   call_kind: 'llm' | 'rlm';
   cancelled: boolean;
+  response: string;
+  replayed: boolean;
 }
 
 export interface AnswerSetEvent extends EventBase {
@@ -130,7 +136,7 @@ export interface HintEvent extends EventBase {
 
 export interface WarningEvent extends EventBase {
   kind: 'warning';
-  code: 'no_code' | 'unseen' | 'after_error' | 'repetition' | 'reply_cut';
+  code: 'no_code' | 'unseen' | 'after_error' | 'repetition' | 'reply_cut' | 'replay_diverged';
   text: string;
 }
 
@@ -309,7 +315,9 @@ export const EVENT_FIELDS: Record<EventKind, Record<string, FieldSpec>> = {
     sub_model: {"types": ["string"]},
     parent_call_id: {"types": ["string", "null"], "default": null},
     settings: {"types": ["object"], "default": {}},
-    prompt: {"types": ["array"], "default": []}
+    prompt: {"types": ["array"], "default": []},
+    parent_run: {"types": ["string", "null"], "default": null},
+    branched_at: {"types": ["number", "null"], "default": null}
   },
   root_request: {
     turn: {"types": ["number"]},
@@ -336,7 +344,8 @@ export const EVENT_FIELDS: Record<EventKind, Record<string, FieldSpec>> = {
   step_started: {
     step: {"types": ["number"]},
     code: {"types": ["string"]},
-    author: {"types": ["string"], "values": ["root", "human"], "default": "root"}
+    author: {"types": ["string"], "values": ["root", "human"], "default": "root"},
+    replayed: {"types": ["boolean"], "default": false}
   },
   step_finished: {
     step: {"types": ["number"]},
@@ -354,7 +363,8 @@ export const EVENT_FIELDS: Record<EventKind, Record<string, FieldSpec>> = {
     prompt_chars: {"types": ["number"]},
     batch_id: {"types": ["string", "null"], "default": null},
     batch_size: {"types": ["number"], "default": 1},
-    call_kind: {"types": ["string"], "values": ["llm", "rlm"], "default": "llm"}
+    call_kind: {"types": ["string"], "values": ["llm", "rlm"], "default": "llm"},
+    prompt_key: {"types": ["string"], "default": ""}
   },
   subcall_finished: {
     call_id: {"types": ["string"]},
@@ -369,7 +379,9 @@ export const EVENT_FIELDS: Record<EventKind, Record<string, FieldSpec>> = {
     response_preview: {"types": ["string"], "default": ""},
     batch_id: {"types": ["string", "null"], "default": null},
     call_kind: {"types": ["string"], "values": ["llm", "rlm"], "default": "llm"},
-    cancelled: {"types": ["boolean"], "default": false}
+    cancelled: {"types": ["boolean"], "default": false},
+    response: {"types": ["string"], "default": ""},
+    replayed: {"types": ["boolean"], "default": false}
   },
   answer_set: {
     content: {"types": ["string"]},
@@ -384,7 +396,7 @@ export const EVENT_FIELDS: Record<EventKind, Record<string, FieldSpec>> = {
     text: {"types": ["string"]}
   },
   warning: {
-    code: {"types": ["string"], "values": ["no_code", "unseen", "after_error", "repetition", "reply_cut"]},
+    code: {"types": ["string"], "values": ["no_code", "unseen", "after_error", "repetition", "reply_cut", "replay_diverged"]},
     text: {"types": ["string"]}
   },
   run_ended: {
