@@ -17,6 +17,7 @@ import sys
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from IPython.core.error import UsageError
@@ -25,8 +26,10 @@ from traitlets import Bool, Dict, Enum, Float, Int, TraitType, Unicode
 
 from ..config import RUN_SETTINGS, RLMConfig, setting_help
 from ..errors import MissingAPIKey, RLMError
+from ..rewind import Branch, branch_at
 from ..risk import LADDER, capped
 from ..rlm import RLM, RLMResult
+from ..trajectory import default_log_dir, load
 from . import safe
 
 __all__ = ["RLMMagics", "await_rlm_magics"]
@@ -82,6 +85,12 @@ def _parser() -> _Parser:
     p.add_argument("--no-widget", action="store_true")
     p.add_argument("--log-dir")
     p.add_argument("--record", help="also save every LM reply to this file, for the replay backend")
+    p.add_argument(
+        "--continue-from",
+        metavar="RUN:STEP",
+        help="rewind: continue a recorded run from one of its root steps; RUN is the variable holding "
+        "its result, its run id, or its trajectory file",
+    )
     return p
 
 
@@ -314,7 +323,33 @@ class RLMMagics(Magics):
             raise UsageError(f"No variable named {opts.context!r} in the namespace: define it, or check -c.")
         question = fill_placeholders(question.strip(), ns)
         rlm, settings = self.make_rlm(opts)
-        return _Job(rlm, settings, ns[opts.context], question or None, opts.out)
+        branch = self._branch(opts.continue_from, rlm) if opts.continue_from else None
+        return _Job(rlm, settings, ns[opts.context], question or None, opts.out, branch)
+
+    def _branch(self, spec: str, rlm: RLM) -> Branch:
+        """``RUN:STEP`` of ``--continue-from``: the recorded run, found as the notebook's variable
+        holding its result, a trajectory file, or its run id in the log folder."""
+        run, _, step = spec.rpartition(":")
+        if not run or not step.strip().isdigit():
+            raise UsageError(f"--continue-from takes RUN:STEP, as in _rlm:2, not {spec!r}")
+        held = self.shell.user_ns.get(run)
+        if isinstance(held, RLMResult):
+            events, run_id = held.trajectory, held.run_id
+        elif Path(run).expanduser().is_file():
+            events, run_id = load(Path(run).expanduser()), None
+        else:
+            folder = Path(rlm.config.log_dir or default_log_dir())
+            found = sorted(folder.glob(f"rlm-*-{run}.jsonl")) if run.isalnum() else []
+            if not found:
+                raise UsageError(
+                    f"--continue-from: no run {run!r}: name the variable holding its result, its "
+                    f"trajectory file, or a run id whose trajectory is in {folder}"
+                )
+            events, run_id = load(found[-1]), run
+        try:
+            return branch_at(events, int(step), run_id)
+        except RLMError as exc:
+            raise UsageError(f"--continue-from: {exc}") from None
 
     def _subcommand(self, command: str, arg: str) -> None:
         if command == "config":
@@ -370,7 +405,11 @@ class RLMMagics(Magics):
         try:
             view = self._view(job)
             return job.rlm.completion(
-                job.context, job.question, namespace=self._namespace(job), subscribers=(view,)
+                job.context,
+                job.question,
+                namespace=self._namespace(job),
+                subscribers=(view,),
+                branch=job.branch,
             )
         finally:
             self.active = None
@@ -398,6 +437,7 @@ class RLMMagics(Magics):
                 namespace=self._namespace(job),
                 subscribers=(view,),
                 approve=run.approval,
+                branch=job.branch,
             )
         finally:
             ticker.cancel()
@@ -452,6 +492,7 @@ class _Job:
     context: Any
     question: str | None
     out: str
+    branch: Branch | None = None  # --continue-from: the recorded run this one continues
 
 
 async def _tick() -> None:

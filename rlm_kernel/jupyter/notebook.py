@@ -217,7 +217,11 @@ class NotebookRun:
         self._final = False  # set once the final view is shown: a late update must not replace it
         self._root_future: concurrent.futures.Future[Completion] | None = None
         self.open = job.rlm.open(
-            job.context, job.question, namespace=mode.shell.user_ns, subscribers=(self._on_event,)
+            job.context,
+            job.question,
+            namespace=mode.shell.user_ns,
+            subscribers=(self._on_event,),
+            branch=job.branch,
         )
         self.parts = self.open.parts
         self.run = self.parts.run
@@ -305,6 +309,7 @@ class NotebookRun:
         """Take up what the loop waits for now, as the flow table says."""
         if self.done:
             return
+        wait = self._replay(wait)
         if isinstance(wait, Finish):
             self._finish(wait)
             return
@@ -319,6 +324,18 @@ class NotebookRun:
             self.pending, self.pending_cell = wait, None
             self._propose(wait)
             self._show_status()
+
+    def _replay(self, wait: Wait | Finish) -> Wait | Finish:
+        """A branch's inherited steps run here, in the notebook's namespace, before its first
+        proposal: their cells are the run's it continues."""
+        while isinstance(wait, Execute) and wait.replay:
+            try:
+                outcome = self.parts.executor.execute(wait.code, step=wait.step)
+            except Exception as exc:  # the executor failed: the branch ends, recorded
+                wait = self.loop.throw(RLMError(f"replaying step {wait.step} failed: {exc}"))
+            else:
+                wait = self.loop.send(Ran(wait.code, outcome))
+        return wait
 
     def _replied(self, future: concurrent.futures.Future[Completion]) -> None:
         if self.done or future is not self._root_future:

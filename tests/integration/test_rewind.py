@@ -13,7 +13,8 @@ from rlm_kernel import RLM
 from rlm_kernel.driver import Regenerate
 from rlm_kernel.errors import ConfigError
 from rlm_kernel.events import RootRequest, RunStarted, StepStarted, SubcallFinished
-from rlm_kernel.export import conversations, main as export_main, samples
+from rlm_kernel.export import conversations, samples
+from rlm_kernel.export import main as export_main
 from rlm_kernel.rewind import branch_at
 from rlm_kernel.trajectory import load
 
@@ -22,7 +23,12 @@ CONTEXT = "\n".join(f"row {i}: {'alpha' if i % 3 else 'beta'}" for i in range(90
 
 
 def make_rlm(server, tmp_path, **kw):
-    kwargs = {"model_name": "gpt-4o-mini", "base_url": server.openai_base_url, "api_key": KEY, "max_retries": 0}
+    kwargs = {
+        "model_name": "gpt-4o-mini",
+        "base_url": server.openai_base_url,
+        "api_key": KEY,
+        "max_retries": 0,
+    }
     return RLM("openai", kwargs, log_dir=tmp_path, **kw)
 
 
@@ -133,7 +139,9 @@ def test_a_replay_that_prints_otherwise_is_a_warning_and_new_requests_are_made(s
 
 def test_a_step_to_branch_at_must_be_one_the_root_proposed(scripted_server, tmp_path):
     parent = recorded_run(scripted_server, tmp_path)
-    with pytest.raises(ConfigError, match=r"has no step 9 proposed by the root: its root steps are 1, 2, 3\."):
+    with pytest.raises(
+        ConfigError, match=r"has no step 9 proposed by the root: its root steps are 1, 2, 3\."
+    ):
         branch_at(parent.trajectory, 9)
     other = recorded_run(scripted_server, tmp_path)
     with pytest.raises(ConfigError, match="holds 2 runs: name the one"):
