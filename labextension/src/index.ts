@@ -11,6 +11,7 @@ import { ICommandPalette, ISessionContextDialogs, InputDialog } from '@jupyterla
 import { INotebookCellExecutor, INotebookTracker, type NotebookPanel } from '@jupyterlab/notebook';
 import { ITranslator } from '@jupyterlab/translation';
 
+import { highlightPlugin } from './highlight';
 import { RlmNotebook } from './notebook';
 import { RunsPanel } from './panel';
 import { addToolbarItems } from './toolbar';
@@ -125,4 +126,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default plugin;
+export default [plugin, highlightPlugin];
