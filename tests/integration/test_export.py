@@ -1,8 +1,10 @@
 """Trajectories as data: a notebook run under nbclient (no extension: the fallback path), read back
-with ``from_notebook``, and exported as fine-tuning samples with human edits as targets."""
+with ``from_notebook``, and exported as fine-tuning samples with human edits as targets; and a
+co-piloted run (an edit, a Regenerate) with a rewind branch, exported with the repairs on."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -11,8 +13,11 @@ import nbformat
 from nbclient import NotebookClient
 from scripted_server import Script
 
+from rlm_kernel import RLM
+from rlm_kernel.driver import Regenerate
 from rlm_kernel.events import HumanEdit, RootReply, RootRequest, RunEnded, RunStarted, StepStarted
 from rlm_kernel.export import conversations, samples
+from rlm_kernel.export import main as export_main
 from rlm_kernel.trajectory import from_notebook
 
 
@@ -50,7 +55,7 @@ def test_fallback_notebook_keeps_its_trajectory_and_exports(scripted_server, tmp
         text=True,
         check=True,
     )
-    assert "2 samples from 1 runs" in done.stderr
+    assert "2 samples from 1 runs" in done.stderr and "| trajectories " in done.stderr
     rows = [json.loads(line) for line in exported.read_text().splitlines()]
     assert [r["turn"] for r in rows] == [1, 2]
     last = rows[1]["messages"]
@@ -110,3 +115,59 @@ def test_filters_drop_failed_and_one_turn_runs(tmp_path):
         check=True,
     )
     assert out.stdout == ""
+    # Scores from a file, for trajectories outside a results folder: they override the default.
+    scores = tmp_path / "scores.json"
+    scores.write_text(json.dumps({"good": 0, "failed": 0.5}))
+    out = subprocess.run(
+        [sys.executable, "-m", "rlm_kernel.export", str(log), "--scores", str(scores)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert {json.loads(r)["run_id"] for r in out.stdout.splitlines()} == {"failed"}
+    assert "| dropped: runs scored 0 " in out.stderr
+
+
+def test_human_edits_and_the_chosen_branch_hold_with_the_repairs_on(scripted_server, tmp_path):
+    """The human's edit stays the target (and the history, in the branch too), Regenerate's set-aside
+    reply is ``rejected``, the branch the human chose supersedes the original from its turn on, and
+    both runs' ``FINAL(y)`` (a variable their code bound) is repaired to ``FINAL_VAR(y)``."""
+    first, rejected = repl("x = 1\nprint('x', x)"), repl("x = 100\nprint('rejected')")
+    second = repl("y = x + 1\nprint('y', y)")
+    scripted_server.responder = Script(root=[first, rejected, second, "Done.\nFINAL(y)"])
+    seen: list[int] = []
+
+    async def approve(step: int, code: str):
+        seen.append(step)
+        if step == 1:
+            return code.replace("x = 1", "x = 20")  # the human's edit
+        return Regenerate() if len(seen) == 2 else code
+
+    kwargs = {"model_name": "gpt-4o-mini", "base_url": scripted_server.openai_base_url, "api_key": "sk-test"}
+    logs = tmp_path / "logs"
+    parent = asyncio.run(RLM("openai", kwargs, log_dir=logs).acompletion("abc", "y?", approve=approve))
+    assert parent.response == "21", parent.error
+    scripted_server.responder = Script(root=[repl("y = x * 21\nprint(y)"), "FINAL(y)"])
+    branch = RLM("openai", kwargs, log_dir=logs).continue_from(parent, 2, "abc")
+    assert branch.response == "420", branch.error
+
+    out = tmp_path / "sft.jsonl"
+    assert export_main([str(logs), "-o", str(out), "--stats", str(tmp_path / "stats.json")]) == 0
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    mine = [s for s in written if s["run_id"] == parent.run_id]
+    theirs = [s for s in written if s["run_id"] == branch.run_id]
+    assert [s["turn"] for s in mine] == [1, 2, 3] and [s["turn"] for s in theirs] == [2, 3]
+    edited = repl("x = 20\nprint('x', x)")
+    assert mine[0]["edited"] and mine[0]["messages"][-1]["content"] == edited
+    assert mine[1]["rejected"] == [{"role": "assistant", "content": rejected}]
+    assert mine[1]["superseded_by"] == mine[2]["superseded_by"] == branch.run_id
+    assert theirs[0]["branch_of"] == {"run_id": parent.run_id, "step": 2}
+    assert theirs[0]["rejected"] == [{"role": "assistant", "content": second}]
+    assert theirs[0]["messages"][:-1] == mine[1]["messages"][:-1]  # the same history, the edit in it
+    assert edited in [m["content"] for m in theirs[0]["messages"]]
+    assert mine[2]["messages"][-1]["content"] == "Done.\nFINAL_VAR(y)" and mine[2]["repaired"] == [
+        "final-var"
+    ]
+    assert theirs[1]["messages"][-1]["content"] == "FINAL_VAR(y)" and theirs[1]["repaired"] == ["final-var"]
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert stats["after"]["repairs"]["final-var"] == 2 and stats["after"]["trajectories"] == 2
