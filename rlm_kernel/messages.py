@@ -35,6 +35,7 @@ __all__ = [
     "RunFinished",
     "Hello",
     "CellInserted",
+    "CellOfRun",
     "SetMode",
     "Pause",
     "Resume",
@@ -176,6 +177,16 @@ class CellInserted(Message):
 
 
 @dataclass(frozen=True, kw_only=True)
+class CellOfRun(Message):
+    """Sent before a cell with ``rlm`` metadata runs: the run its metadata names. A cell of another
+    run than the active one (a finished run's, under Run All) runs as an ordinary cell."""
+
+    type: ClassVar[str] = "cell_of_run"
+    cell_id: str
+    cell_run_id: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class SetMode(Message):
     """For the active run; with no run active (``run_id`` null), for the next one."""
 
@@ -231,6 +242,7 @@ KERNEL_MESSAGES: tuple[type[Message], ...] = (
 FRONTEND_MESSAGES: tuple[type[Message], ...] = (
     Hello,
     CellInserted,
+    CellOfRun,
     SetMode,
     Pause,
     Resume,

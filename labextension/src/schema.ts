@@ -248,6 +248,12 @@ export interface CellInsertedMsg {
   cell_id: string;
 }
 
+export interface CellOfRunMsg {
+  type: 'cell_of_run';
+  cell_id: string;
+  cell_run_id: string;
+}
+
 export interface SetModeMsg {
   type: 'set_mode';
   run_id: string | null;
@@ -293,6 +299,7 @@ export type KernelMsg =
 
 export type FrontendMsg =
   | CellInsertedMsg
+  | CellOfRunMsg
   | SetModeMsg
   | PauseMsg
   | ResumeMsg

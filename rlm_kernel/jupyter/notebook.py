@@ -1,11 +1,12 @@
 """Notebook mode: every root step is a real cell, run by the kernel, its output kept in the notebook.
 
-The kernel talks to the JupyterLab extension over one comm (target ``rlm_kernel``, protocol in
-``docs/protocol.md``). A ``%%rlm`` cell starts a :class:`NotebookRun` and returns at once; the
-root LM is asked on the sub-call pool's thread, and everything that touches the run happens on
-the kernel's own event loop. The kernel is idle between steps, so buttons, interrupts and other
-cells keep working. When a step's cell has run, its code (perhaps edited) and output go back to
-the run, and the next step is proposed.
+The kernel talks to the JupyterLab extension over a comm (target ``rlm_kernel``, protocol in
+``docs/protocol.md``), one per view of the notebook; it sends to the newest view still open.
+A ``%%rlm`` cell starts a :class:`NotebookRun` and returns at once; the root LM is asked on the
+sub-call pool's thread, and everything that touches the run happens on the kernel's own event
+loop. The kernel is idle between steps, so buttons, interrupts and other cells keep working.
+When a step's cell has run, its code (perhaps edited) and output go back to the run, and the
+next step is proposed.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ..messages import (
     COMM_TARGET,
     PROTOCOL_VERSION,
     CellInserted,
+    CellOfRun,
     EventsMsg,
     HintMsg,
     Message,
@@ -47,7 +49,7 @@ from ..messages import (
 )
 from ..repl import compact_traceback
 from ..risk import capped, risk_of
-from ..trajectory import notebook_metadata
+from ..trajectory import NOTEBOOK_KEY, notebook_metadata
 from . import safe
 from .flow import PAUSED, Effect, Input, Phase, advance
 from .render import render_run
@@ -65,22 +67,30 @@ def _cell_frame(filename: str) -> bool:
 
 
 class NotebookMode:
-    """One per kernel: the comm with the front end, and the run in progress. ``magics`` are the
-    kernel's ``%rlm`` magics, whose settings a ``set_mode`` between runs changes."""
+    """One per kernel: the comms with the front end's views of the notebook, and the run in
+    progress. ``magics`` are the kernel's ``%rlm`` magics, whose settings a ``set_mode`` between
+    runs changes."""
 
     def __init__(self, kernel: Any, magics: Any) -> None:
         self.kernel = kernel
         self.shell = kernel.shell
         self.magics = magics
-        self.comm: Any = None
+        self.comms: list[Any] = []  # open, oldest first; the last one is the owner, sent to
         self.refused: str | None = None  # why the last front end to connect was not taken
+        self.other_runs: set[str] = set()  # cells about to run whose metadata names another run
         self._last_result: Any = None
         kernel.comm_manager.register_target(COMM_TARGET, self._on_open)
         self.shell.events.register("post_run_cell", self._post_run_cell)
 
     @property
+    def comm(self) -> Any:
+        """The owner: the newest view still open. The views share one notebook, so one of them
+        gets the run's messages and inserts its cells."""
+        return self.comms[-1] if self.comms else None
+
+    @property
     def connected(self) -> bool:
-        return self.comm is not None
+        return bool(self.comms)
 
     @property
     def active(self) -> NotebookRun | None:
@@ -94,22 +104,33 @@ class NotebookMode:
         step it may have missed. One that speaks another protocol is told the kernel's, and the
         kernel goes on showing steps in the ``%%rlm`` cell."""
         data = msg.get("content", {}).get("data") or {}
-        welcome = Welcome(version=PROTOCOL_VERSION, active=self.active.run_id if self.active else None)
         problem = version_problem(data.get("version"))
         if problem is not None:
             self.refused = problem
-            comm.send(welcome.to_dict())
+            comm.send(self._welcome().to_dict())
             return
-        self.comm, self.refused = comm, None
+        self.comms.append(comm)
+        self.refused = None
         comm.on_msg(self._on_msg)
         comm.on_close(lambda _msg: self._on_close(comm))
-        self.send(welcome)
-        if self.active is not None:
-            self.active.reconnected()
+        self._greet()
 
     def _on_close(self, comm: Any) -> None:
-        if self.comm is comm:  # another view of the notebook closing leaves this one connected
-            self.comm = None
+        """A view closed. If it was the owner, the previous view still open takes over the run."""
+        owner = comm is self.comm
+        if comm in self.comms:
+            self.comms.remove(comm)
+        if owner and self.comms:
+            self._greet()
+
+    def _welcome(self) -> Welcome:
+        return Welcome(version=PROTOCOL_VERSION, active=self.active.run_id if self.active else None)
+
+    def _greet(self) -> None:
+        """Tell the owner the kernel's protocol and where the run in progress stands."""
+        self.send(self._welcome())
+        if self.active is not None:
+            self.active.reconnected()
 
     def send(self, message: Message) -> None:
         if self.comm is not None:
@@ -120,6 +141,10 @@ class NotebookMode:
         run = self.active
         if isinstance(message, SetMode) and run is None:
             self.magics.mode = capped(message.mode, self.magics.mode_cap)  # for the next run
+            return
+        if isinstance(message, CellOfRun):
+            if run is not None and message.cell_run_id != run.run_id:
+                self.other_runs.add(message.cell_id)
             return
         if message is None or run is None or getattr(message, "run_id", None) not in (None, run.run_id):
             return
@@ -165,6 +190,10 @@ class NotebookMode:
         """Run one execute request; while a run is active, catch what the cell printed for the root.
         Cells of ``%rlm`` commands (a hint, stop) steer the run and are not part of it."""
         run = self.active
+        if cell_id in self.other_runs:  # told just before this request came
+            self.other_runs.discard(cell_id)
+            if run is not None and not run.done:
+                return await run.outside(run_cell)
         if run is None or run.done or code.lstrip().startswith(("%rlm", "%%rlm")):
             return await run_cell()
         run.before_cell(cell_id)
@@ -261,7 +290,9 @@ class NotebookRun:
 
     # -- the loop ------------------------------------------------------------------------------------
     def reconnected(self) -> None:
-        """Tell a newly opened front end where the run stands, and propose again a step it missed."""
+        """Tell a view that just became the owner what the run is and where it stands, and
+        propose again the step that waits (the view finds its cell, if any, by its metadata)."""
+        self.mode.send(self._started())
         self.mode.send(self._state())
         if self.pending is not None:
             self._propose(self.pending)
@@ -293,16 +324,17 @@ class NotebookRun:
             return ("step", reason) if reason else ("auto", "")
         return self.step_mode, ""
 
-    def start(self) -> None:
-        self.mode.send(
-            RunStartedMsg(
-                run_id=self.run_id,
-                cell_id=self.origin_cell,
-                mode=self.step_mode,
-                question=self.job.question,
-                model=self.run.model,
-            )
+    def _started(self) -> RunStartedMsg:
+        return RunStartedMsg(
+            run_id=self.run_id,
+            cell_id=self.origin_cell,
+            mode=self.step_mode,
+            question=self.job.question,
+            model=self.run.model,
         )
+
+    def start(self) -> None:
+        self.mode.send(self._started())
         self._next(self.loop.start())
 
     def _next(self, wait: Wait | Finish) -> None:
@@ -353,7 +385,7 @@ class NotebookRun:
     # -- cells ---------------------------------------------------------------------------------------
     def cell_inserted(self, step: int, cell_id: str) -> None:
         if self.pending is not None and self.pending.step == step:
-            self.pending_cell = cell_id
+            self.pending_cell = self.last_cell = cell_id  # what the run adds next goes below it
 
     def _is_step(self, cell_id: str | None) -> bool:
         return self.pending is not None and cell_id is not None and cell_id == self.pending_cell
@@ -390,8 +422,22 @@ class NotebookRun:
             self._next(self.loop.throw(RunCancelled.interrupted()))
             return
         self.run.human_step(code, result.text(), result.error, result.elapsed_s)
+        self.last_cell = cell_id or self.last_cell  # an answer it sets goes right after it
         if outcome.answer_ready:
             self._next(self.loop.end(self.run.human_answer(outcome.answer)))
+
+    async def outside(self, run_cell: Any) -> Any:
+        """Run a cell of another run (Run All over a finished run's cells) as an ordinary cell: it
+        joins no step, and an answer it sets (its old FINAL) is undone, so this run never sees it."""
+        scaffold = getattr(self.parts.executor, "scaffold", None)
+        kept = dict(scaffold.answer) if scaffold is not None else {}
+        try:
+            return await run_cell()
+        finally:
+            if scaffold is not None:
+                scaffold.restore()
+                scaffold.answer.clear()
+                scaffold.answer.update(kept)
 
     # -- controls ------------------------------------------------------------------------------------
     def set_mode(self, mode: str) -> None:
@@ -451,6 +497,13 @@ class NotebookRun:
             self.state.waiting_for, self.state.paused = waiting, self.phase in PAUSED
         self._throttle.poke()
 
+    def _saved(self) -> dict[str, Any]:
+        """The final view's metadata: the trajectory, and the mode the run ended in, which the
+        extension shows for the run when the notebook is reopened."""
+        metadata = notebook_metadata(self.result.trajectory)
+        metadata[NOTEBOOK_KEY]["mode"] = self.step_mode
+        return metadata
+
     def _finish(self, finish: Finish) -> None:
         """Release the run; its view in the ``%%rlm`` cell ends with the answer or the reason it stopped,
         and keeps the trajectory in its metadata."""
@@ -463,9 +516,7 @@ class NotebookRun:
         self._flush()
         with self._lock:
             self._final = True
-            self._display.update(
-                HTML(render_run(self.state, compact=True)), metadata=notebook_metadata(self.result.trajectory)
-            )
+            self._display.update(HTML(render_run(self.state, compact=True)), metadata=self._saved())
         self.mode.send(
             RunFinished(
                 run_id=self.run_id,

@@ -9,7 +9,7 @@ from frontend import FrontEnd
 from kernel_session import KernelSession
 from scripted_server import Reply, Script, ScriptedServer
 
-from rlm_kernel.messages import PROTOCOL_VERSION, Pause, RegenerateMsg, Resume, SetMode, Stop
+from rlm_kernel.messages import PROTOCOL_VERSION, CellOfRun, Pause, RegenerateMsg, Resume, SetMode, Stop
 
 
 def repl(code: str) -> str:
@@ -223,6 +223,69 @@ def test_a_reconnecting_front_end_gets_the_pending_step_again(
     kernel.kc.shell_channel.send(kernel.kc.session.msg("comm_close", {"comm_id": first.comm_id, "data": {}}))
     second.accept(again)  # the old view closing leaves the new one connected
     assert second.drive()["answer"] == "5"
+
+
+def test_the_newest_open_view_owns_the_run_and_hands_it_back(
+    kernel: KernelSession, server: ScriptedServer
+) -> None:
+    server.responder = Script(root=[repl("y = 5"), repl("FINAL(y)")])
+    first = FrontEnd(kernel, on_propose=lambda data: None)
+    first.run_cell("%%rlm -c doc --mode step\nq")
+    proposal = first.next("propose_step")
+    first.accept(proposal)
+    second = FrontEnd(kernel, on_propose=lambda data: None)  # File → New View: a second comm
+    assert second.next("run_started")["run_id"] == proposal["run_id"]
+    assert second.next("propose_step")["code"] == proposal["code"]
+    # The owner closes: the first view, still open, is greeted again and takes the run over.
+    kernel.kc.shell_channel.send(kernel.kc.session.msg("comm_close", {"comm_id": second.comm_id, "data": {}}))
+    assert first.next("welcome")["active"] == proposal["run_id"]
+    assert first.next("run_started")["run_id"] == proposal["run_id"]
+    assert first.next("run_state")["waiting_for"] == 1
+    again = first.next("propose_step")
+    assert again["code"] == proposal["code"] and again["after_cell_id"] == first.cells[1]
+    first.run_cell(proposal["code"], first.cells[1])
+    first.accept(first.next("propose_step"))
+    first.run_cell("FINAL(y)", first.cells[2])
+    assert first.next("run_finished")["answer"] == "5"
+
+
+def test_the_answer_goes_after_the_runs_latest_cell(kernel: KernelSession, server: ScriptedServer) -> None:
+    server.responder = Script(root=[repl("print(1)"), repl("print(2)")])
+    front = FrontEnd(kernel, on_propose=lambda data: None)
+    front.run_cell("%%rlm -c doc --mode step\nq")
+    front.accept(front.next("propose_step"))
+    front.send(Stop(run_id=front.waiting["run_id"]))
+    stopped = front.next("run_finished")
+    assert stopped["after_cell_id"] == front.cells[1]  # below the proposal that never ran
+    final = [m for _, m in kernel.messages if m["msg_type"] == "update_display_data"][-1]["content"]
+    assert final["metadata"]["rlm_kernel"]["mode"] == "step"  # for the reopened notebook's panel
+    # A human cell that sets the answer: the answer cell goes right after it.
+    front.run_cell("%%rlm -c doc --mode step\nq")
+    front.accept(front.next("propose_step"))
+    front.run_cell("answer['content'] = 'mine'\nanswer['ready'] = True", "the-human-cell")
+    finished = front.next("run_finished")
+    assert finished["answer"] == "mine" and finished["after_cell_id"] == "the-human-cell"
+
+
+def test_a_cell_of_another_run_stays_out_of_the_active_one(
+    kernel: KernelSession, server: ScriptedServer
+) -> None:
+    server.responder = Script(root=[repl("x = 1"), repl("FINAL(x)")])
+    front = FrontEnd(kernel, on_propose=lambda data: None)
+    front.run_cell("%%rlm -c doc --mode step\nq")
+    proposal = front.next("propose_step")
+    front.accept(proposal)
+    # Run All over a finished run's cells: the front end says whose each is before it runs.
+    front.send(CellOfRun(cell_id="old-step", cell_run_id="an-old-run"))
+    old = front.run_cell("print('old step')\nFINAL('the old answer')", "old-step")
+    assert kernel.text(old).strip() == "old step"
+    front.run_cell(proposal["code"], front.cells[1])
+    second = front.next("propose_step", "run_finished")
+    assert second["type"] == "propose_step"  # the old FINAL did not end the run
+    assert "The human ran a cell of their own" not in root_requests(server)[1].last_user
+    front.accept(second)
+    front.run_cell(second["code"], front.cells[2])
+    assert front.next("run_finished")["answer"] == "1"
 
 
 def test_set_mode_between_runs_sets_the_next_runs_mode(kernel: KernelSession, server: ScriptedServer) -> None:
