@@ -1,6 +1,6 @@
 /**
- * How RLM cells look: a class on the cell node (left border), a badge "RLM step N" whose tooltip
- * sums the step's sub-calls. Everything is derived from the cell's `metadata.rlm`, so a saved
+ * How RLM cells look: a class on the cell node (left border), a badge "RLM step N" (with
+ * "edited", "human" or "not run" when so) whose tooltip sums the step's tokens, latency and cost. Everything is derived from the cell's `metadata.rlm`, so a saved
  * notebook looks the same when reopened.
  */
 
@@ -8,17 +8,18 @@ import type { Cell } from '@jupyterlab/cells';
 
 import { readCellMeta } from './protocol';
 import { stepTooltip } from './format';
-import type { RunLog } from './runs';
+import type { RunLog, StepAuthor } from './runs';
 
 export const CLASS = {
   step: 'rlm-step-cell',
   edited: 'rlm-step-human-edited',
+  human: 'rlm-step-human',
   answer: 'rlm-answer-cell',
   answerError: 'rlm-answer-error',
   badge: 'rlm-badge'
 } as const;
 
-const ALL = [CLASS.step, CLASS.edited, CLASS.answer, CLASS.answerError];
+const ALL = [CLASS.step, CLASS.edited, CLASS.human, CLASS.answer, CLASS.answerError];
 
 /**
  * Where the badge goes: the input area (its bottom-right corner stays clear of the cell toolbar),
@@ -31,6 +32,8 @@ function badgeHost(cell: Cell): HTMLElement {
 function findBadge(cell: Cell): HTMLElement | null {
   return cell.node.querySelector<HTMLElement>(`.${CLASS.badge}`);
 }
+
+const AUTHOR_NOTE: Record<StepAuthor, string> = { root: '', 'human-edited': 'edited', human: 'human' };
 
 export function decorateCell(cell: Cell, log: RunLog): void {
   if (cell.isDisposed) {
@@ -62,7 +65,7 @@ export function decorateCell(cell: Cell, log: RunLog): void {
   if ('answer' in meta) {
     cell.addClass(CLASS.answer);
     cell.toggleClass(CLASS.answerError, meta.error === true);
-    [CLASS.step, CLASS.edited].forEach(c => cell.removeClass(c));
+    [CLASS.step, CLASS.edited, CLASS.human].forEach(c => cell.removeClass(c));
     delete node.dataset.rlmStep;
     delete node.dataset.rlmStatus;
     const usage = log.get(meta.run_id)?.usage;
@@ -70,18 +73,19 @@ export function decorateCell(cell: Cell, log: RunLog): void {
     badge.title = `Run ${meta.run_id}${usage ? `\n${usage}` : ''}`;
     return;
   }
-  const edited = meta.author === 'human-edited';
   cell.addClass(CLASS.step);
-  cell.toggleClass(CLASS.edited, edited);
+  cell.toggleClass(CLASS.edited, meta.author === 'human-edited');
+  cell.toggleClass(CLASS.human, meta.author === 'human');
   [CLASS.answer, CLASS.answerError].forEach(c => cell.removeClass(c));
   node.dataset.rlmStep = String(meta.step);
-  badge.textContent = edited ? `RLM step ${meta.step} · edited` : `RLM step ${meta.step}`;
   const step = log.get(meta.run_id)?.steps.find(s => s.step === meta.step) ?? null;
   if (step !== null) {
     node.dataset.rlmStatus = step.status;
   }
+  const notes = [AUTHOR_NOTE[meta.author], step?.status === 'stopped' ? 'not run' : ''].filter(Boolean);
+  badge.textContent = [`RLM step ${meta.step}`, ...notes].join(' · ');
   badge.title = stepTooltip(step, meta.step, meta.author);
-  const reason = typeof meta.reason === 'string' ? meta.reason : '';
+  const reason = meta.author !== 'human' && typeof meta.reason === 'string' ? meta.reason : '';
   if (reason !== '') {
     // confirm-risky: say why this step waited for the human (as text, like all LM-made text)
     if (step === null || step.status === 'waiting') {

@@ -5,7 +5,9 @@
 
 import {
   KERNEL_NAME,
+  isProposedMeta,
   type AnswerCellMeta,
+  type HumanCellMeta,
   type Mode,
   type ProposeStepMsg,
   type RlmCellMeta,
@@ -71,6 +73,33 @@ export function stepCellMeta(msg: ProposeStepMsg): StepCellMeta {
     reply: msg.reply,
     ...(msg.mode === 'step' && msg.reason ? { reason: msg.reason } : {})
   };
+}
+
+/**
+ * The cell that already holds this very proposal, by its metadata (the run, the step, the code the
+ * root proposed): another view of the notebook may have inserted it. -1 when there is none.
+ */
+export function proposalIndex(metas: ReadonlyArray<RlmCellMeta | null>, msg: ProposeStepMsg): number {
+  return metas.findIndex(
+    m => isProposedMeta(m) && m.run_id === msg.run_id && m.step === msg.step && m.proposed === msg.code
+  );
+}
+
+export function humanCellMeta(runId: string, step: number): HumanCellMeta {
+  return { run_id: runId, step, author: 'human' };
+}
+
+/** Whether a cell a human step ran in may be marked so: a cell of the extension's keeps its own. */
+export function takesHumanMeta(meta: RlmCellMeta | null): boolean {
+  return meta === null || ('step' in meta && meta.author === 'human');
+}
+
+/**
+ * The run a cell's metadata names, for the kernel before the cell runs: a cell of another run
+ * (a finished one, run again by Run All) runs as an ordinary cell and never joins the active run.
+ */
+export function cellRunId(meta: RlmCellMeta | null): string | null {
+  return meta === null || 'answer' in meta ? null : meta.run_id;
 }
 
 /** What the Mode button says of each rung of the permission ladder. */
@@ -149,5 +178,5 @@ export function toolbarState(
  * while it holds exactly what the root proposed; a cell the human edited keeps the edit.
  */
 export function takesNewProposal(source: string, meta: RlmCellMeta | null): boolean {
-  return meta !== null && 'step' in meta && meta.author === 'root' && source === meta.proposed;
+  return isProposedMeta(meta) && meta.author === 'root' && source === meta.proposed;
 }

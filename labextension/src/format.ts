@@ -35,23 +35,42 @@ export function formatTally(t: Tally): string {
   return parts.join(' · ');
 }
 
-/** The tooltip of a step cell's badge: its sub-calls' tokens, latency and cost. */
+const WHO: Record<StepAuthor, string> = {
+  root: 'proposed by the root LM',
+  'human-edited': 'proposed by the root LM, edited by you',
+  human: 'run by you'
+};
+
+/**
+ * The tooltip of a step cell's badge: the tokens, latency and cost of the root LM reply that
+ * proposed the step and of the step's sub-calls, and how long its cell ran.
+ */
 export function stepTooltip(step: StepView | null, number: number, author: StepAuthor): string {
-  const who = author === 'human-edited' ? 'proposed by the root LM, edited by you' : 'proposed by the root LM';
-  const head = `RLM step ${number} (${who})`;
+  const head = `RLM step ${number} (${WHO[author]})`;
   if (step === null) {
-    return `${head}\nSub-call details: run the notebook again, or see the %%rlm cell's trajectory.`;
+    return `${head}\nTokens and sub-calls: run the notebook again, or see the %%rlm cell's trajectory.`;
+  }
+  const lines = [head];
+  if (step.reply !== null) {
+    const r = step.reply;
+    lines.push(
+      `root LM reply: ${formatTokens(r.inputTokens)} in / ${formatTokens(r.outputTokens)} out tokens · ` +
+        `latency: ${formatSeconds(r.latencyS)} · ${formatCost(r.cost)}`
+    );
   }
   const t = stepTally(step);
   if (t.calls === 0 && t.running === 0) {
-    return `${head}\nNo sub-calls.`;
+    lines.push('No sub-calls.');
+  } else {
+    lines.push(
+      `${t.calls} sub-call${t.calls === 1 ? '' : 's'}${t.running ? ` (+${t.running} running)` : ''}`,
+      `tokens: ${formatTokens(t.inputTokens)} in / ${formatTokens(t.outputTokens)} out`,
+      `latency: ${formatSeconds(t.latencyS)} total, ${formatSeconds(t.maxLatencyS)} max`,
+      `cost: ${formatCost(t.cost)}`
+    );
   }
-  const lines = [
-    head,
-    `${t.calls} sub-call${t.calls === 1 ? '' : 's'}${t.running ? ` (+${t.running} running)` : ''}`,
-    `tokens: ${formatTokens(t.inputTokens)} in / ${formatTokens(t.outputTokens)} out`,
-    `latency: ${formatSeconds(t.latencyS)} total, ${formatSeconds(t.maxLatencyS)} max`,
-    `cost: ${formatCost(t.cost)}`
-  ];
+  if (step.elapsedS !== null) {
+    lines.push(`ran in ${formatSeconds(step.elapsedS)}`);
+  }
   return lines.join('\n');
 }

@@ -15,22 +15,29 @@ import { Signal } from '@lumino/signaling';
 import { decorateCell } from './cells';
 import {
   answerCell,
+  cellRunId,
   commAction,
   editedMeta,
+  humanCellMeta,
   insertIndex,
   isRlmKernel,
   nextMode,
   onProposal,
+  proposalIndex,
   stepCellMeta,
+  takesHumanMeta,
   takesNewProposal
 } from './decisions';
 import {
   COMM_TARGET,
+  isProposedMeta,
   openData,
   parseKernelMsg,
   readCellMeta,
   savedEvents,
+  savedMode,
   versionProblem,
+  type EventsMsg,
   type FrontendMsg,
   type KernelMsg,
   type Mode,
@@ -70,6 +77,7 @@ export class RlmNotebook implements IDisposable {
     NotebookActions.executionScheduled.connect(this.onExecutionScheduled, this);
     this.log.onChange(() => this.scheduleUpdate());
     panel.context.ready.then(() => this.notebookLoaded()).catch(console.error);
+    panel.context.pathChanged.connect(() => this.scheduleUpdate(), this); // the panel shows the name
     session.ready.then(() => this.sync()).catch(console.error);
     panel.disposed.connect(() => this.dispose());
   }
@@ -298,8 +306,12 @@ export class RlmNotebook implements IDisposable {
       this.refuse(problem);
       return;
     }
-    // A proposal seen before (say, sent again after a reconnection) already has its cell.
-    const existing = msg.type === 'propose_step' ? this.log.proposalCell(msg.run_id, msg.step) : null;
+    // A proposal seen before (say, sent again after a reconnection) already has its cell; so has
+    // one that another view of the notebook inserted, which only the cell's metadata tells.
+    const existing =
+      msg.type === 'propose_step'
+        ? (this.log.proposalCell(msg.run_id, msg.step) ?? this.proposalInModel(msg))
+        : null;
     this.log.applyMessage(msg);
     this.act(msg, existing).catch((error: unknown) => console.error('rlm-kernel: failed to handle', msg.type, error));
   }
@@ -323,6 +335,7 @@ export class RlmNotebook implements IDisposable {
         }
         break;
       case 'events':
+        this.markHumanSteps(msg);
         this.scheduleUpdate(true);
         break;
       default:
@@ -345,7 +358,32 @@ export class RlmNotebook implements IDisposable {
   private holdsProposal(cellId: string, msg: ProposeStepMsg): boolean {
     const cell = this.cellWidget(cellId);
     const meta = cell === undefined ? null : readCellMeta(cell.model.getMetadata('rlm'));
-    return meta !== null && 'step' in meta && meta.proposed === msg.code;
+    return isProposedMeta(meta) && meta.proposed === msg.code;
+  }
+
+  /** The cell in the shared model that holds this proposal, whichever view inserted it. */
+  private proposalInModel(msg: ProposeStepMsg): string | null {
+    const cells = this.panel.content.model?.sharedModel.cells ?? [];
+    const at = proposalIndex(
+      cells.map(c => readCellMeta(c.getMetadata('rlm'))),
+      msg
+    );
+    return at === -1 ? null : cells[at].getId();
+  }
+
+  /** Human steps' cells get their step in the metadata, so their badge survives save and reopen. */
+  private markHumanSteps(msg: EventsMsg): void {
+    const cells = this.panel.content.model?.sharedModel.cells ?? [];
+    for (const event of msg.events) {
+      if (event.kind !== 'step_started' || event.depth !== 0 || event.author !== 'human') {
+        continue;
+      }
+      const cellId = this.log.get(event.run_id)?.steps.find(s => s.step === event.step)?.cellId;
+      const cell = cells.find(c => c.getId() === cellId);
+      if (cell !== undefined && takesHumanMeta(readCellMeta(cell.getMetadata('rlm')))) {
+        cell.setMetadata('rlm', { ...humanCellMeta(event.run_id, event.step) });
+      }
+    }
   }
 
   private async insertStep(msg: ProposeStepMsg): Promise<void> {
@@ -439,7 +477,7 @@ export class RlmNotebook implements IDisposable {
       return;
     }
     const meta = readCellMeta(cell.model.getMetadata('rlm'));
-    if (msg.edited && meta !== null && 'step' in meta) {
+    if (msg.edited && isProposedMeta(meta)) {
       cell.model.setMetadata('rlm', { ...editedMeta(meta) });
     }
     decorateCell(cell, this.log);
@@ -466,12 +504,22 @@ export class RlmNotebook implements IDisposable {
     }
   }
 
-  /** A human ran a cell: during a run it is a human step (the kernel's rule), unless it is a step. */
+  /**
+   * A human ran a cell: during a run it is a human step (the kernel's rule), unless it is a step
+   * or a cell of another run. The kernel learns which run a cell's metadata names before the
+   * execute request, which follows this message on the same channel.
+   */
   private onExecutionScheduled(_: unknown, args: { notebook: unknown; cell: Cell }): void {
     if (args.notebook !== this.panel.content || args.cell.model.type !== 'code') {
       return;
     }
-    this.log.cellRun(args.cell.model.id, args.cell.model.sharedModel.getSource());
+    const runId = cellRunId(readCellMeta(args.cell.model.getMetadata('rlm')));
+    if (runId !== null) {
+      this.send({ type: 'cell_of_run', cell_id: args.cell.model.id, cell_run_id: runId });
+    }
+    if (runId === null || runId === this.log.activeRunId) {
+      this.log.cellRun(args.cell.model.id, args.cell.model.sharedModel.getSource());
+    }
   }
 
   // -- a saved notebook ------------------------------------------------------------------------
@@ -489,7 +537,7 @@ export class RlmNotebook implements IDisposable {
       for (const output of (cell.toJSON() as { outputs?: Array<{ metadata?: unknown }> }).outputs ?? []) {
         const events = savedEvents(output.metadata);
         if (events.length > 0) {
-          this.log.applySaved(events);
+          this.log.applySaved(events, savedMode(output.metadata));
         }
       }
     }

@@ -46,7 +46,7 @@ export function versionProblem(kernelVersion: number): string | null {
 
 // -- cell metadata ----------------------------------------------------------------------------
 
-/** `metadata.rlm` of a cell the extension inserted. */
+/** `metadata.rlm` of a cell the extension inserted for a proposed step. */
 export interface StepCellMeta {
   run_id: string;
   step: number;
@@ -56,13 +56,20 @@ export interface StepCellMeta {
   reason?: string; // why the step waited for the human (confirm-risky)
 }
 
+/** `metadata.rlm` of a cell the human ran during a run: a human step. */
+export interface HumanCellMeta {
+  run_id: string;
+  step: number;
+  author: 'human';
+}
+
 export interface AnswerCellMeta {
   run_id: string;
   answer: true;
   error?: boolean;
 }
 
-export type RlmCellMeta = StepCellMeta | AnswerCellMeta;
+export type RlmCellMeta = StepCellMeta | HumanCellMeta | AnswerCellMeta;
 
 // -- parsing: the kernel's data is JSON from another process, so check before trusting it ------
 
@@ -161,19 +168,34 @@ export function readCellMeta(value: unknown): RlmCellMeta | null {
     return value as unknown as AnswerCellMeta;
   }
   if (num(value.step)) {
-    return value as unknown as StepCellMeta;
+    return value.author === 'human' ? (value as unknown as HumanCellMeta) : (value as unknown as StepCellMeta);
   }
   return null;
 }
 
+/** Whether the metadata is a proposed step's (the root's, perhaps edited), not a human step's. */
+export function isProposedMeta(meta: RlmCellMeta | null): meta is StepCellMeta {
+  return meta !== null && 'step' in meta && meta.author !== 'human';
+}
+
+function savedRun(outputMetadata: unknown): Json | null {
+  const kept = isObject(outputMetadata) ? outputMetadata[TRAJECTORY_KEY] : null;
+  return isObject(kept) ? kept : null;
+}
+
 /** The events a finished run kept in its `%%rlm` cell's output metadata, if this output has them. */
 export function savedEvents(outputMetadata: unknown): RLMEvent[] {
-  if (!isObject(outputMetadata)) {
-    return [];
-  }
-  const kept = outputMetadata[TRAJECTORY_KEY];
-  if (!isObject(kept) || !Array.isArray(kept.events)) {
+  const kept = savedRun(outputMetadata);
+  if (kept === null || !Array.isArray(kept.events)) {
     return [];
   }
   return kept.events.filter(isEvent).map(withDefaults);
+}
+
+const MODES: readonly unknown[] = ['auto', 'confirm-risky', 'step'];
+
+/** The mode a saved run ended in (notebook mode keeps it beside the events), or null. */
+export function savedMode(outputMetadata: unknown): Mode | null {
+  const mode = savedRun(outputMetadata)?.mode;
+  return MODES.includes(mode) ? (mode as Mode) : null;
 }

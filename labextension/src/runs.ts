@@ -27,7 +27,7 @@ import type {
 type StopReason = RunEndedEvent['stop'];
 
 export type CallStatus = 'running' | 'done' | 'error' | 'cancelled';
-/** `waiting`: proposed, its cell not run yet; `stopped`: the run ended before the step did. */
+/** `waiting`: proposed, its cell not run yet; `stopped`: the run ended before the step ran. */
 export type StepStatus = 'waiting' | 'running' | 'done' | 'error' | 'stopped';
 export type RunStatus = 'running' | 'done' | 'error' | 'stopped';
 export type StepAuthor = 'root' | 'human' | 'human-edited';
@@ -72,6 +72,8 @@ export interface StepView {
   /** The notebook cell holding the step, once known. */
   cellId: string | null;
   calls: CallView[];
+  /** The root LM's reply that proposed the step (a root step), with its tokens, latency, cost. */
+  reply: CallView | null;
   elapsedS: number | null;
   error: string | null;
 }
@@ -165,6 +167,8 @@ export class RunLog {
   /** Child run id → [top-level run id, the parent step it belongs to]. */
   private children = new Map<string, [string, number | null]>();
   private calls = new Map<string, CallView>();
+  /** Each top-level run's latest root reply: the one that proposes the steps that follow it. */
+  private replies = new Map<string, CallView>();
   /** Cells a human ran during the active run, waiting for their `step_started` (author human). */
   private humanCells: string[] = [];
   private answered = new Set<string>();
@@ -253,12 +257,11 @@ export class RunLog {
     if (run === null || run.status !== 'running' || source.trim() === '' || isRlmCommand(source)) {
       return null;
     }
-    const step = run.steps.find(s => s.cellId === cellId && s.author !== 'human');
+    // A proposed step's cell runs as that step once; run again, it is a human step.
+    const step = run.steps.find(s => s.cellId === cellId && s.author !== 'human' && s.status === 'waiting');
     if (step !== undefined) {
-      if (step.status === 'waiting') {
-        step.status = 'running';
-        this.changed();
-      }
+      step.status = 'running';
+      this.changed();
       return step;
     }
     this.humanCells.push(cellId);
@@ -330,10 +333,11 @@ export class RunLog {
   }
 
   /**
-   * Fold the events a finished run kept in the notebook (its `%%rlm` cell's output metadata).
-   * Runs this log already knows from the kernel are skipped: their events came live.
+   * Fold the events a finished run kept in the notebook (its `%%rlm` cell's output metadata), and
+   * the mode it ended in when that was kept too. Runs this log already knows from the kernel are
+   * skipped: their events came live.
    */
-  applySaved(events: RLMEvent[]): void {
+  applySaved(events: RLMEvent[], mode: Mode | null = null): void {
     const live = new Set(this.byId.keys());
     const isLive = (e: RLMEvent): boolean =>
       live.has(e.run_id) ||
@@ -344,7 +348,9 @@ export class RunLog {
       }
       this.fold(event);
       if (event.depth === 0) {
-        this.run(event.run_id).saved = true;
+        const run = this.run(event.run_id);
+        run.saved = true;
+        run.mode = mode ?? run.mode;
       }
     }
     this.changed();
@@ -460,6 +466,7 @@ export class RunLog {
         addCall(run.totals, call);
         if (!child) {
           addCall(run.root, call);
+          this.replies.set(run.runId, call);
         } else {
           this.attach(run, call);
         }
@@ -473,8 +480,9 @@ export class RunLog {
             step.author = 'human';
             step.status = 'running';
             step.cellId = step.cellId ?? this.humanCells.shift() ?? null;
-          } else if (step.author !== 'human-edited') {
-            step.author = 'root';
+          } else {
+            step.author = step.author === 'human-edited' ? step.author : 'root';
+            step.reply = this.replies.get(run.runId) ?? null;
           }
         }
         break;
@@ -664,6 +672,7 @@ export class RunLog {
         code: '',
         cellId: null,
         calls: [],
+        reply: null,
         elapsedS: null,
         error: null
       };

@@ -1,12 +1,16 @@
 import {
   answerCell,
+  cellRunId,
   commAction,
   editedMeta,
+  humanCellMeta,
   insertIndex,
   isRlmKernel,
   nextMode,
   onProposal,
+  proposalIndex,
   stepCellMeta,
+  takesHumanMeta,
   takesNewProposal,
   toolbarState
 } from '../decisions';
@@ -144,5 +148,42 @@ describe('a new proposal for a step (Regenerate)', () => {
     expect(takesNewProposal('import os\nprint(1)\n', meta)).toBe(false); // the human typed
     expect(takesNewProposal('import os\n', { ...meta, author: 'human-edited' })).toBe(false);
     expect(takesNewProposal('x', null)).toBe(false);
+  });
+});
+
+describe('cells of a run in the shared notebook', () => {
+  const proposal: ProposeStepMsg = {
+    type: 'propose_step',
+    run_id: 'r1',
+    step: 2,
+    code: 'print(2)',
+    reply: '',
+    after_cell_id: null,
+    mode: 'step',
+    reason: '',
+    can_regenerate: true
+  };
+
+  it("finds a proposal's cell that another view inserted, by its metadata", () => {
+    const mine = stepCellMeta(proposal);
+    expect(proposalIndex([null, { ...mine, step: 1 }, mine], proposal)).toBe(2);
+    expect(proposalIndex([editedMeta(mine)], proposal)).toBe(0); // edited, still that proposal
+    expect(proposalIndex([{ ...mine, proposed: 'print(3)' }], proposal)).toBe(-1);
+    expect(proposalIndex([{ ...mine, run_id: 'r0' }, humanCellMeta('r1', 2)], proposal)).toBe(-1);
+  });
+
+  it("marks a human step's cell, never one of the extension's own", () => {
+    expect(humanCellMeta('r1', 3)).toEqual({ run_id: 'r1', step: 3, author: 'human' });
+    expect(takesHumanMeta(null)).toBe(true);
+    expect(takesHumanMeta(humanCellMeta('r0', 1))).toBe(true);
+    expect(takesHumanMeta(stepCellMeta(proposal))).toBe(false);
+    expect(takesHumanMeta({ run_id: 'r1', answer: true })).toBe(false);
+  });
+
+  it('names the run of a code cell of a run, for the kernel', () => {
+    expect(cellRunId(stepCellMeta(proposal))).toBe('r1');
+    expect(cellRunId(humanCellMeta('r0', 1))).toBe('r0');
+    expect(cellRunId({ run_id: 'r1', answer: true })).toBeNull();
+    expect(cellRunId(null)).toBeNull();
   });
 });

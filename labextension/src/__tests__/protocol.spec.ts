@@ -1,4 +1,14 @@
-import { PROTOCOL_VERSION, isEvent, openData, parseKernelMsg, readCellMeta, savedEvents, versionProblem } from '../protocol';
+import {
+  PROTOCOL_VERSION,
+  isEvent,
+  isProposedMeta,
+  openData,
+  parseKernelMsg,
+  readCellMeta,
+  savedEvents,
+  savedMode,
+  versionProblem
+} from '../protocol';
 import recorded from './fixtures/kernel_run.json';
 
 describe('parseKernelMsg', () => {
@@ -69,6 +79,21 @@ describe('cell metadata and saved trajectories', () => {
     expect(readCellMeta({ run_id: 'r' })).toBeNull();
     expect(readCellMeta(undefined)).toBeNull();
     expect(readCellMeta({ step: 1 })).toBeNull();
+  });
+
+  it("tells a human step's cell from a proposed step's", () => {
+    const human = readCellMeta({ run_id: 'r', step: 2, author: 'human' });
+    expect(human).toEqual({ run_id: 'r', step: 2, author: 'human' });
+    expect(isProposedMeta(human)).toBe(false);
+    expect(isProposedMeta(readCellMeta({ run_id: 'r', step: 1, author: 'human-edited', proposed: 'x' }))).toBe(true);
+    expect(isProposedMeta(readCellMeta({ run_id: 'r', answer: true }))).toBe(false);
+  });
+
+  it('reads the mode a saved run ended in, when kept', () => {
+    expect(savedMode({ rlm_kernel: { version: 1, events: [], mode: 'step' } })).toBe('step');
+    expect(savedMode({ rlm_kernel: { version: 1, events: [] } })).toBeNull();
+    expect(savedMode({ rlm_kernel: { events: [], mode: 'sideways' } })).toBeNull();
+    expect(savedMode(undefined)).toBeNull();
   });
 
   it("finds the events kept in a %%rlm cell's output metadata", () => {

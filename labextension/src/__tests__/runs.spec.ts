@@ -254,6 +254,34 @@ describe('steps and runs', () => {
     expect(log.totals().calls).toBe(3);
   });
 
+  it('restore the mode a saved run ended in', () => {
+    const log = new RunLog();
+    log.applySaved([rootReply(1, { run_id: 'old' }), runEnded('1', null, { run_id: 'old' })], 'step');
+    expect(log.get('old')!.mode).toBe('step');
+    log.applySaved([rootReply(1, { run_id: 'older' })]);
+    expect(log.get('older')!.mode).toBe('auto');
+  });
+
+  it("take a step's cell run a second time for a human step", () => {
+    const log = new RunLog();
+    log.applyMessage(started());
+    log.applyMessage(events(stepStarted(1)));
+    log.bindCell('r1', 1, 'c-1');
+    expect(log.cellRun('c-1', 'code 1')).toMatchObject({ step: 1, status: 'running' });
+    log.applyMessage(events(stepFinished(1)));
+    expect(log.cellRun('c-1', 'code 1')).toBe('human');
+    log.applyMessage(events(stepStarted(2, 'human'), stepFinished(2)));
+    expect(log.active!.steps[1]).toMatchObject({ author: 'human', cellId: 'c-1' });
+  });
+
+  it("say a proposal the run ended before was stopped", () => {
+    const log = new RunLog();
+    log.applyMessage(started('r1', 'step'));
+    log.applyMessage(events(stepStarted(1)));
+    log.applyMessage(events(runEnded(null, 'Run cancelled: stopped by the user.', { stop: 'user' })));
+    expect(log.get('r1')!.steps[0].status).toBe('stopped');
+  });
+
   it('know a repeated proposal and a repeated end', () => {
     const log = new RunLog();
     log.applyMessage(started());
@@ -312,6 +340,23 @@ describe('formatting', () => {
     expect(tip).toContain('latency: 0.50 s total');
     expect(tip).toContain('$0.0010');
     expect(stepTooltip(null, 3, 'human-edited')).toContain('edited by you');
+  });
+
+  it("puts the root reply that proposed a step in its tooltip, and how long it ran", () => {
+    const log = new RunLog();
+    log.applyMessage(started());
+    log.applyMessage(events(rootReply(1, { input_tokens: 1234, output_tokens: 56, latency_s: 0.8, cost: 0.002 })));
+    log.applyMessage(events(stepStarted(1), stepFinished(1)));
+    const tip = stepTooltip(log.active!.steps[0], 1, 'root');
+    expect(tip).toContain('root LM reply: 1,234 in / 56 out tokens · latency: 0.80 s · $0.0020');
+    expect(tip).toContain('No sub-calls.');
+    expect(tip).toContain('ran in 0.10 s');
+    // A proposal made again (Regenerate) is the new reply's.
+    log.applyMessage(events(rootReply(2, { input_tokens: 7 }), stepStarted(2), rootReply(2, { input_tokens: 9 }), stepStarted(2)));
+    expect(log.active!.steps[1].reply?.inputTokens).toBe(9);
+    log.applyMessage(events(stepStarted(3, 'human'), stepFinished(3)));
+    expect(log.active!.steps[2].reply).toBeNull();
+    expect(stepTooltip(log.active!.steps[2], 3, 'human')).toContain('RLM step 3 (run by you)');
   });
 });
 
