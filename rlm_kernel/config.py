@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .errors import ConfigError
+from .tools import tools_of
 
 __all__ = ["RLMConfig", "BACKENDS", "PROFILES", "PROTOCOLS", "RUN_SETTINGS", "EXECUTORS", "setting_help"]
 
@@ -44,11 +45,27 @@ class RLMConfig:
         metadata={"help": "Where the code runs: this process, a kernel of its own, or a Kernel Gateway's"},
     )
     executor_kwargs: dict[str, Any] = field(default_factory=dict)  # see rlm_kernel.executors
+    tips: str | None = field(
+        default=None, metadata={"help": "A hint about how to work, appended to the root's prompt"}
+    )
+    max_tool_rounds: int = field(
+        default=8, metadata={"help": "Rounds of tool calls one sub-call may make before it must answer"}
+    )
+    # Functions for the root's code ({"name": fn}, or a list named by __name__), and functions only
+    # sub-calls' models may call. Normalized to Tool records (rlm_kernel.tools).
+    tools: Any = field(default_factory=dict)
+    sub_tools: Any = ()
     log_dir: str | Path | Literal[False] | None = None
     record: str | Path | None = None
     depth: int = 0
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "tools", tools_of(self.tools))
+        object.__setattr__(self, "sub_tools", tuple(tools_of(self.sub_tools).values()))
+        from .repl import RESERVED
+
+        if taken := sorted(set(self.tools) & set(RESERVED)):
+            raise ConfigError(f"A tool cannot be named {taken[0]!r}: the REPL already has that name.")
         if self.backend not in BACKENDS:
             raise ConfigError(f"Unknown backend {self.backend!r}: choose one of {', '.join(BACKENDS)}.")
         if self.sub_backend is not None and self.sub_backend not in BACKENDS:
@@ -63,7 +80,7 @@ class RLMConfig:
             raise ConfigError(f"Unknown protocol {self.protocol!r}: choose one of {', '.join(PROTOCOLS)}.")
         if self.executor not in EXECUTORS:
             raise ConfigError(f"Unknown executor {self.executor!r}: choose one of {', '.join(EXECUTORS)}.")
-        for name in ("max_iterations", "max_depth", "max_output_chars", "max_concurrency"):
+        for name in ("max_iterations", "max_depth", "max_output_chars", "max_concurrency", "max_tool_rounds"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}.")
         if (
@@ -113,6 +130,10 @@ class RLMConfig:
                 value = {k: v for k, v in value.items() if k not in hidden}
             if isinstance(value, Path):
                 value = str(value)
+            if name == "tools":
+                value = {n: t.signature for n, t in value.items()}
+            elif name == "sub_tools":
+                value = [t.signature for t in value]
             out[name] = value
         return out
 

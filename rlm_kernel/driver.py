@@ -176,12 +176,21 @@ def prepare(
         depth=config.depth,
         spawn_child=_spawner(tree, config, run_id, executor) if config.can_recurse else None,
         redact=tree.redactor.text,
+        tools=config.tools,
+        sub_tools=config.sub_tools,
+        max_tool_rounds=config.max_tool_rounds,
     )
     if branch is not None:
         subcalls.recorded = branch.recorded()
-    helpers = Helpers(context, subcalls).bound() if config.profile == "small" else None
+    helpers = {
+        **(Helpers(context, subcalls).bound() if config.profile == "small" else {}),
+        **subcalls.repl_tools(),  # reserved like the helpers; with a kernel, they run here
+    }
     executor.bind(
-        context, None if config.profile == "no_subcalls" else subcalls, helpers, stop_when=tree.should_stop
+        context,
+        None if config.profile == "no_subcalls" else subcalls,
+        helpers or None,
+        stop_when=tree.should_stop,
     )
     return RunParts(run, tree, executor, subcalls, lm)
 

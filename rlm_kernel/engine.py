@@ -287,6 +287,9 @@ class RLMRun:
             protocol=self.config.protocol,
             depth=self.depth,
             system=self.config.system_prompt,
+            tools=list(self.config.tools.values()),
+            sub_tools=self.config.sub_tools,
+            tips=self.config.tips,
         )
         self.messages = opening[:-1]
         if self.config.profile == "small" and self.config.system_prompt is None:

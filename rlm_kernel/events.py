@@ -26,6 +26,7 @@ __all__ = [
     "StepFinished",
     "SubcallStarted",
     "SubcallFinished",
+    "ToolCalled",
     "AnswerSet",
     "HumanEdit",
     "Hint",
@@ -156,6 +157,22 @@ class SubcallFinished(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ToolCalled(Event):
+    """A tool ran: one the root's code called (``call_id`` None) or one a sub-call's model asked
+    for (``call_id``: that sub-call), with what it was given and how much it gave back."""
+
+    kind: ClassVar[str] = "tool_call"
+    call_id: str | None
+    step: int | None
+    tool: str
+    arguments: str  # as JSON, at most 1,000 characters
+    result_chars: int = 0
+    result_preview: str = ""
+    latency_s: float = 0.0
+    error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class AnswerSet(Event):
     kind: ClassVar[str] = "answer_set"
     content: str
@@ -220,6 +237,7 @@ _KINDS: dict[str, type[Event]] = {
         StepFinished,
         SubcallStarted,
         SubcallFinished,
+        ToolCalled,
         AnswerSet,
         HumanEdit,
         Hint,

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .lm.base import Message
+from .tools import Tool
 from .worked import example_turns, reply_start, shape_of
 
 __all__ = [
@@ -204,7 +205,14 @@ know the answer, reply with code that sets answer["content"] and answer["ready"]
 
 
 def system_prompt(
-    profile: str, *, protocol: str = "both", depth: int = 0, window: str = "100k tokens"
+    profile: str,
+    *,
+    protocol: str = "both",
+    depth: int = 0,
+    window: str = "100k tokens",
+    tools: Sequence[Tool] = (),
+    sub_tools: Sequence[Tool] = (),
+    tips: str | None = None,
 ) -> str:
     if profile == "small":
         text = _SMALL_SYSTEM
@@ -212,7 +220,26 @@ def system_prompt(
         subcalls = "" if profile == "no_subcalls" else _SUBCALLS.format(window=window)
         final = "" if protocol == "answer" else _FINAL + "\n"
         text = _DEFAULT.format(subcalls=subcalls, final=final)
-    return text + (_CHILD if depth > 0 else "")
+    return text + task_notes(tools, sub_tools, tips) + (_CHILD if depth > 0 else "")
+
+
+def task_notes(tools: Sequence[Tool], sub_tools: Sequence[Tool], tips: str | None) -> str:
+    """What the root is told of this task's tools (the REPL's by signature and summary, the
+    sub-calls' by name, as theirs alone) and the tips, after the system prompt."""
+    lines = []
+    if tools:
+        lines.append("Functions of this task, also in the REPL:")
+        lines += [f"- `{t.signature}`" + (f": {t.summary}" if t.summary else "") for t in tools]
+    if sub_tools:
+        lines.append(
+            "The sub-calls (`llm_query`) can call these tools themselves; your code cannot, so ask a "
+            "sub-call for what they give:"
+        )
+        lines += [f"- `{t.name}`" + (f": {t.summary}" if t.summary else "") for t in sub_tools]
+    notes = "\n".join(lines)
+    if tips and tips.strip():
+        notes = f"{notes}\n\n{tips.strip()}" if notes else tips.strip()
+    return f"\n\n{notes}" if notes else ""
 
 
 def opening_messages(
@@ -223,14 +250,22 @@ def opening_messages(
     protocol: str = "both",
     depth: int = 0,
     system: str | None = None,
+    tools: Sequence[Tool] = (),
+    sub_tools: Sequence[Tool] = (),
+    tips: str | None = None,
 ) -> list[Message]:
     """System prompt, worked example (small profile) and the first user turn.
 
-    The stable prefix is marked ``cache`` for providers with explicit prompt caching.
+    The stable prefix is marked ``cache`` for providers with explicit prompt caching. A system
+    prompt of the caller's own still gets the tools and tips appended.
     """
-    messages: list[Message] = [
-        {"role": "system", "content": system or system_prompt(profile, protocol=protocol, depth=depth)}
-    ]
+    if system is None:
+        text = system_prompt(
+            profile, protocol=protocol, depth=depth, tools=tools, sub_tools=sub_tools, tips=tips
+        )
+    else:
+        text = system + task_notes(tools, sub_tools, tips)
+    messages: list[Message] = [{"role": "system", "content": text}]
     if profile == "small":
         messages.extend(example_turns(context_meta, question))
     messages[-1]["cache"] = True

@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import itertools
+import json
 import threading
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from .budget import Budget
 from .errors import RLMError, RunCancelled
-from .events import Event, SubcallFinished, SubcallStarted
-from .lm.base import LMClient, Message, estimate_tokens
+from .events import Event, SubcallFinished, SubcallStarted, ToolCalled
+from .lm.base import Completion, LMClient, Message, estimate_tokens
 from .lm.replay import request_key
 from .rewind import RecordedReplies
+from .tools import RESULT_PREVIEW, Tool, ToolRequest, as_text, calls_in_text
 
 __all__ = ["SubcallPool", "Subcalls", "ERROR_PREFIX", "prompt_list"]
 
@@ -29,6 +33,11 @@ T = TypeVar("T")
 ERROR_PREFIX = "[llm_query error]"
 _ids = itertools.count(1)
 POLL_S = 0.05
+# A round offered tools writes at most this many tokens unless the call sets its own limit: a small
+# model may write one call over and over, and a request with tools is not streamed, so no guard
+# stops it early.
+TOOL_ROUND_TOKENS = 512
+LAST_ROUND = "You have used all your tool calls: answer now, in text, from what you have."
 
 
 class SubcallPool:
@@ -150,8 +159,14 @@ class Subcalls:
         depth: int,
         spawn_child: SpawnChild | None = None,
         redact: Callable[[str], str] = str,
+        tools: Mapping[str, Tool] | None = None,
+        sub_tools: Sequence[Tool] = (),
+        max_tool_rounds: int = 8,
     ) -> None:
         self.redact = redact  # a secret the code puts in a prompt goes to no sub-model
+        self.tools = dict(tools or {})  # the root's code calls these
+        self.sub_tools = {t.name: t for t in sub_tools}  # only sub-calls' models call these
+        self.max_tool_rounds = max_tool_rounds
         self.pool = pool
         self.budget = budget
         self.emit = emit
@@ -207,7 +222,10 @@ class Subcalls:
                     f"prompt of about {need:,} tokens does not fit {lm.model_name}'s window of {window:,} "
                     f"tokens; split it into smaller pieces"
                 )
-            completion = await lm.complete(messages, max_tokens=max_tokens)
+            if self.sub_tools:
+                completion = await self._with_tools(lm, messages, max_tokens, call_id, step)
+            else:
+                completion = await lm.complete(messages, max_tokens=max_tokens)
             if not completion.text.strip():
                 raise RLMError(f"{lm.model_name} gave an empty reply")
         except asyncio.CancelledError:
@@ -250,6 +268,124 @@ class Subcalls:
             )
         )
         return completion.text
+
+    async def _with_tools(
+        self, lm: LMClient, messages: list[Message], max_tokens: int | None, call_id: str, step: int | None
+    ) -> Completion:
+        """The tool-calling loop of one sub-call: the model's tool calls run (in a thread, as they
+        may block) and their results go back to it, until it answers in text; after
+        ``max_tool_rounds`` rounds it is asked once more to answer without them. Only the text returns,
+        with the tokens and cost of every round."""
+        specs = [t.spec() for t in self.sub_tools.values()]
+        conversation = list(messages)
+        rounds: list[Completion] = []
+        results: dict[tuple[str, str], str] = {}  # (tool, arguments) -> what it gave
+        nudge = ""
+        while True:
+            last = len(rounds) == self.max_tool_rounds
+            if (
+                last or nudge
+            ):  # the tools stay declared (a history of tool calls needs them), but not to be used
+                conversation.append({"role": "user", "content": nudge or LAST_ROUND})
+            completion = await lm.complete(
+                conversation, max_tokens=max_tokens or TOOL_ROUND_TOKENS, tools=specs
+            )
+            if not completion.tool_calls and (written := calls_in_text(completion.text, self.sub_tools)):
+                completion = replace(completion, text="", tool_calls=tuple(written))
+            rounds.append(completion)
+            if not completion.tool_calls or last or nudge:
+                break
+            asked = [(r.name, _canonical(r.arguments)) for r in completion.tool_calls]
+            if all(key in results for key in asked):  # the same calls again: a loop, not new work
+                nudge = _repeated(asked, results)
+                continue
+            conversation.append(
+                {"role": "assistant", "content": completion.text, "tool_calls": list(completion.tool_calls)}
+            )
+            for request, key in zip(completion.tool_calls, asked, strict=True):
+                result = await asyncio.to_thread(self._sub_tool, request, call_id, step)
+                results[key] = result
+                conversation.append({"role": "tool", "tool_call_id": request.id, "content": result})
+        # One model, one price: the cost of the summed tokens is the sum of the rounds' costs.
+        return replace(
+            completion,
+            input_tokens=sum(c.input_tokens for c in rounds),
+            output_tokens=sum(c.output_tokens for c in rounds),
+            cached_tokens=sum(c.cached_tokens for c in rounds),
+            latency_s=sum(c.latency_s for c in rounds),
+            extra={**completion.extra, "tool_rounds": len(rounds) - 1},
+        )
+
+    def _sub_tool(self, request: ToolRequest, call_id: str, step: int | None) -> str:
+        """One tool call a sub-model asked for; a failure is its result, for the model to read."""
+        tool = self.sub_tools.get(request.name)
+        if tool is None:
+            return self._ran(
+                call_id, step, request.name, request.arguments, error=f"no tool named {request.name!r}"
+            )
+        started = time.perf_counter()
+        try:
+            result = tool.call(request.arguments)
+        except Exception as exc:
+            return self._ran(
+                call_id, step, tool.name, request.arguments, started=started, error=_one_line(exc)
+            )
+        return self._ran(call_id, step, tool.name, request.arguments, started=started, result=result)
+
+    def _ran(
+        self,
+        call_id: str | None,
+        step: int | None,
+        tool: str,
+        arguments: str,
+        *,
+        started: float | None = None,
+        result: str | None = None,
+        error: str | None = None,
+    ) -> str:
+        """Record a tool's call; what the model reads back (its result, or the error)."""
+        text = self.redact(result) if result is not None else ""
+        self.emit(
+            ToolCalled(
+                **self._ids(),
+                call_id=call_id,
+                step=step,
+                tool=tool,
+                arguments=self.redact(arguments)[:1000],
+                result_chars=len(text),
+                result_preview=text[:RESULT_PREVIEW],
+                latency_s=0.0 if started is None else time.perf_counter() - started,
+                error=error,
+            )
+        )
+        return text if error is None else f"[tool error] {error}"
+
+    def repl_tools(self) -> dict[str, Callable[..., Any]]:
+        """The tools as the root's code calls them: the functions themselves (their signature and
+        docstring for ``help()``), each call recorded."""
+        return {name: self._repl_tool(tool) for name, tool in self.tools.items()}
+
+    def _repl_tool(self, tool: Tool) -> Callable[..., Any]:
+        @functools.wraps(tool.fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return self.call_tool(tool.name, args, kwargs)
+
+        return call
+
+    def call_tool(self, name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        """A tool the root's code called (here, or in a kernel through the bridge): its result as
+        the function returned it; its exception goes to the code, recorded."""
+        tool = self.tools[name]
+        arguments = as_text({"args": list(args), "kwargs": dict(kwargs)} if args else dict(kwargs))
+        started = time.perf_counter()
+        step = self.step
+        try:
+            value = tool.fn(*args, **kwargs)
+        except Exception as exc:
+            self._ran(None, step, name, arguments, started=started, error=_one_line(exc))
+            raise
+        self._ran(None, step, name, arguments, started=started, result=as_text(value))
+        return value
 
     def _recorded(self, step: int | None, key: str) -> str | None:
         """The reply the run this one continues got for the same request in the same step, while
@@ -358,6 +494,24 @@ class Subcalls:
             )
         )
         return reply
+
+
+def _canonical(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments or "{}"), sort_keys=True)
+    except json.JSONDecodeError:
+        return arguments
+
+
+def _repeated(asked: list[tuple[str, str]], results: dict[tuple[str, str], str]) -> str:
+    """What a model that asks for the calls it already made is told instead of their results again."""
+    given = "\n".join(f"- {name}({args}) gave: {results[(name, args)][:2000]}" for name, args in asked)
+    return f"You already called these tools, and they gave:\n{given}\nAnswer now, in text, without a tool."
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _replayed(reply: str) -> dict[str, Any]:

@@ -66,6 +66,8 @@ class Reply:
     # The body exactly as sent, for replies a provider should never give (not JSON, cut, invalid
     # UTF-8, a broken event stream); sent as an event stream to a streamed request.
     raw: bytes | None = None
+    # Function calls the reply asks for, (tool name, arguments), answered to a request not streamed.
+    tool_calls: list[tuple[str, dict]] = field(default_factory=list)
 
 
 @dataclass
@@ -91,6 +93,27 @@ class Request:
     def is_root(self) -> bool:
         """Root calls carry the system prompt; sub-calls (``llm_query``) are bare."""
         return self.system is not None
+
+    @property
+    def tools(self) -> list[str]:
+        """The names of the tools the request offers (function calling)."""
+        offered = self.body.get("tools") or []
+        return [t.get("function", t).get("name", "") for t in offered]
+
+    @property
+    def tool_results(self) -> list[str]:
+        """The results of tool calls the request sends back, in order."""
+        if self.api == "openai":
+            return [
+                _text_of(m.get("content")) for m in self.body.get("messages", []) if m.get("role") == "tool"
+            ]
+        return [
+            _text_of(block.get("content"))
+            for m in self.body.get("messages", [])
+            if isinstance(m.get("content"), list)
+            for block in m["content"]
+            if isinstance(block, dict) and block.get("type") == "tool_result"
+        ]
 
     @property
     def text(self) -> str:
@@ -440,9 +463,27 @@ class ScriptedServer:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": reply.text, "refusal": None},
+                    "message": {
+                        "role": "assistant",
+                        "content": reply.text,
+                        "refusal": None,
+                        **(
+                            {
+                                "tool_calls": [
+                                    {
+                                        "id": f"call_{next(self._ids)}",
+                                        "type": "function",
+                                        "function": {"name": name, "arguments": json.dumps(args)},
+                                    }
+                                    for name, args in reply.tool_calls
+                                ]
+                            }
+                            if reply.tool_calls
+                            else {}
+                        ),
+                    },
                     "logprobs": None,
-                    "finish_reason": "stop",
+                    "finish_reason": "tool_calls" if reply.tool_calls else "stop",
                 }
             ],
             "usage": _openai_usage(*usage),
@@ -454,8 +495,14 @@ class ScriptedServer:
             "type": "message",
             "role": "assistant",
             "model": request.model,
-            "content": [{"type": "text", "text": reply.text}],
-            "stop_reason": "end_turn",
+            "content": [
+                *([{"type": "text", "text": reply.text}] if reply.text or not reply.tool_calls else []),
+                *(
+                    {"type": "tool_use", "id": f"toolu_{next(self._ids)}", "name": name, "input": args}
+                    for name, args in reply.tool_calls
+                ),
+            ],
+            "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
             "stop_sequence": None,
             "usage": _anthropic_usage(*usage),
         }

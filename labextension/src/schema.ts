@@ -116,6 +116,18 @@ export interface SubcallFinishedEvent extends EventBase {
   replayed: boolean;
 }
 
+export interface ToolCalledEvent extends EventBase {
+  kind: 'tool_call';
+  call_id: string | null;
+  step: number | null;
+  tool: string;
+  arguments: string;
+  result_chars: number;
+  result_preview: string;
+  latency_s: number;
+  error: string | null;
+}
+
 export interface AnswerSetEvent extends EventBase {
   kind: 'answer_set';
   content: string;
@@ -158,6 +170,7 @@ export type RLMEvent =
   | StepFinishedEvent
   | SubcallStartedEvent
   | SubcallFinishedEvent
+  | ToolCalledEvent
   | AnswerSetEvent
   | HumanEditEvent
   | HintEvent
@@ -389,6 +402,16 @@ export const EVENT_FIELDS: Record<EventKind, Record<string, FieldSpec>> = {
     cancelled: {"types": ["boolean"], "default": false},
     response: {"types": ["string"], "default": ""},
     replayed: {"types": ["boolean"], "default": false}
+  },
+  tool_call: {
+    call_id: {"types": ["string", "null"]},
+    step: {"types": ["number", "null"]},
+    tool: {"types": ["string"]},
+    arguments: {"types": ["string"]},
+    result_chars: {"types": ["number"], "default": 0},
+    result_preview: {"types": ["string"], "default": ""},
+    latency_s: {"types": ["number"], "default": 0.0},
+    error: {"types": ["string", "null"], "default": null}
   },
   answer_set: {
     content: {"types": ["string"]},

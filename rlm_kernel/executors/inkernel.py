@@ -93,6 +93,21 @@ class _Bridge:
         return self._call("rlm_query_batched", prompts=[str(p) for p in prompts], contexts=refs)
 
 
+def _host_function(tag: str, declared: dict[str, str]) -> Any:
+    """A function that runs on the host (a tool): arguments and result cross as JSON."""
+    name = declared["name"]
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        reply = _ask({"op": "call", "fn": "host", "tag": tag, "name": name, "args": args, "kwargs": kwargs})
+        if "error" in reply:
+            raise RuntimeError(reply["error"])
+        return reply["value"]
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"{declared['signature']}\n\n{declared['doc']}".strip()
+    return call
+
+
 class _Server:
     def __init__(self) -> None:
         self.executors: dict[str, LocalExecutor] = {}
@@ -148,12 +163,15 @@ class _Server:
         subcalls: bool,
         helpers: list[str],
         output_cap: int,
+        host: list[dict[str, str]] | None = None,
     ) -> dict[str, Any]:
         value = self.contexts[context["ref"]] if "ref" in context else context["value"]
         bridge = _Bridge(tag) if subcalls else None
         bound = Helpers(value, bridge).bound() if helpers else {}
+        names = {k: v for k, v in bound.items() if k in helpers}
+        names.update({d["name"]: _host_function(tag, d) for d in host or ()})
         executor = LocalExecutor(tag=tag)
-        executor.bind(value, bridge, {k: v for k, v in bound.items() if k in helpers} or None)
+        executor.bind(value, bridge, names or None)
         self.executors[tag] = executor
         self.output_cap = output_cap
         return {}

@@ -18,6 +18,7 @@ import collections
 import concurrent.futures
 import contextlib
 import ctypes
+import inspect
 import io
 import itertools
 import json
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import ConfigError, RLMError
+from ..helpers import Helpers
 from ..protocol import FinalDirective
 from ..secrets import is_secret_name, secrets_of
 from .base import ExecResult, RemoteContext, StepOutcome
@@ -581,7 +583,13 @@ class KernelExecutor:
         self._subcalls = subcalls
         self.stop_when = stop_when
         self._context = context
-        self._helpers = sorted(helpers or {})
+        # The small profile's helpers are rebuilt in the kernel; other functions (tools) run here,
+        # called through the bridge, so what they hold (a key, a connection) never enters it.
+        helpers = dict(helpers or {})
+        self._host = {
+            n: f for n, f in helpers.items() if not isinstance(getattr(f, "__self__", None), Helpers)
+        }
+        self._helpers = sorted(set(helpers) - set(self._host))
         self._bind()
 
     def _bind(self) -> None:
@@ -600,6 +608,7 @@ class KernelExecutor:
             context=where,
             subcalls=self._subcalls is not None,
             helpers=self._helpers,
+            host=[_declared(name, fn) for name, fn in self._host.items()],
             output_cap=self.output_cap,
         )
         if "error" in reply:
@@ -720,6 +729,15 @@ class KernelExecutor:
         fn = request["fn"]
         if fn == "part":
             return {"value": _b64(self._root._parts_of(request["ref"])[request["index"]])}
+        if fn == "host":
+            call = self._host.get(request["name"])
+            if call is None:
+                return {"error": f"no function {request['name']!r} on the host"}
+            try:
+                value = call(*request.get("args", []), **request.get("kwargs", {}))
+            except Exception as exc:  # the tool's own failure, raised again in the kernel's code
+                return {"error": f"{type(exc).__name__}: {exc}"}
+            return {"value": json.loads(json.dumps(value, default=str))}
         subcalls = self._subcalls
         if subcalls is None:
             return {"error": "this run has no sub-calls"}
@@ -754,6 +772,15 @@ class KernelExecutor:
         if root.max_subcalls is not None and root._count > root.max_subcalls:
             return {"error": f"this run's limit of {root.max_subcalls:,} sub-calls is reached"}
         return None
+
+
+def _declared(name: str, fn: Callable[..., Any]) -> dict[str, str]:
+    """A host function as the kernel's stub shows it: name, signature, docstring."""
+    try:
+        signature = f"{name}{inspect.signature(fn)}"
+    except (TypeError, ValueError):
+        signature = f"{name}(...)"
+    return {"name": name, "signature": signature, "doc": inspect.getdoc(fn) or ""}
 
 
 def _transfer_dir(kernel: Kernel, context: Any) -> str:

@@ -22,7 +22,7 @@ from typing import Any, Literal, Protocol
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
-from traitlets import Bool, Dict, Enum, Float, Int, TraitType, Unicode
+from traitlets import Bool, Dict, Enum, Float, Int, List, TraitType, Unicode
 
 from ..config import RUN_SETTINGS, RLMConfig, setting_help
 from ..errors import MissingAPIKey, RLMError
@@ -54,7 +54,7 @@ def _trait(tp: Any, default: Any, help: str) -> TraitType:
     if typing.get_origin(tp) is Literal:
         return Enum(list(typing.get_args(tp)), default, help=help).tag(config=True)
     args = set(typing.get_args(tp)) or {tp}
-    trait = Int if int in args else Float
+    trait = Int if int in args else Unicode if str in args else Float
     return trait(default, allow_none=type(None) in args, help=help).tag(config=True)
 
 
@@ -62,7 +62,8 @@ def _option(tp: Any) -> dict[str, Any]:
     """The argparse keywords of a run setting's ``--option``."""
     if typing.get_origin(tp) is Literal:
         return {"choices": list(typing.get_args(tp))}
-    return {"type": int if int in (set(typing.get_args(tp)) or {tp}) else float}
+    args = set(typing.get_args(tp)) or {tp}
+    return {"type": int if int in args else str if str in args else float}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -85,6 +86,10 @@ def _parser() -> _Parser:
     p.add_argument("--no-widget", action="store_true")
     p.add_argument("--log-dir")
     p.add_argument("--record", help="also save every LM reply to this file, for the replay backend")
+    p.add_argument("--tools", metavar="NAME,...", help="functions of the notebook the root's code may call")
+    p.add_argument(
+        "--sub-tools", metavar="NAME,...", help="functions of the notebook only sub-calls may call"
+    )
     p.add_argument(
         "--continue-from",
         metavar="RUN:STEP",
@@ -182,6 +187,12 @@ class RLMMagics(Magics):
         config=True
     )
     record = Unicode("", help="Save every LM reply to this file, for the replay backend").tag(config=True)
+    tools = Dict(
+        help="Functions the root's code may call, by name: %config RLMMagics.tools = {'search': search}"
+    ).tag(config=True)
+    sub_tools = List(
+        help="Functions only sub-calls' models may call: %config RLMMagics.sub_tools = [fetch]"
+    ).tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
@@ -210,6 +221,8 @@ class RLMMagics(Magics):
             *RUN_SETTINGS,
             "backend_kwargs",
         ):
+            if name in ("tools", "sub_tools"):  # functions, not values: below
+                continue
             option = getattr(opts, name, None) if opts is not None else None
             if name == "widget" and opts is not None and opts.no_widget:
                 option = False
@@ -225,7 +238,24 @@ class RLMMagics(Magics):
                 out[-1] = Setting(
                     name, self.mode_cap, f"capped by RLMMagics.mode_cap ({out[-1].value} asked)"
                 )
+        for name in ("tools", "sub_tools"):
+            named = getattr(opts, name, None) if opts is not None else None
+            if named:
+                out.append(Setting(name, self._functions(named, name), "magic option"))
+            else:
+                source = "%config / ipython_config" if self._explicit(name) else "default"
+                out.append(Setting(name, getattr(self, name), source))
         return out
+
+    def _functions(self, names: str, option: str) -> dict[str, Any]:
+        """``--tools a,b``: the notebook's functions of those names."""
+        found = {}
+        for name in filter(None, (n.strip() for n in names.split(","))):
+            value = self.shell.user_ns.get(name)
+            if not callable(value):
+                raise UsageError(f"--{option.replace('_', '-')}: no function named {name!r} in the namespace")
+            found[name] = value
+        return found
 
     def make_rlm(self, opts: argparse.Namespace | None = None) -> tuple[RLM, dict[str, Any]]:
         s = {x.name: x.value for x in self.settings(opts)}
@@ -242,6 +272,8 @@ class RLMMagics(Magics):
                 prompt_profile=s["profile"] or None,
                 log_dir=s["log_dir"] or None,
                 record=s["record"] or None,
+                tools=s["tools"],
+                sub_tools=s["sub_tools"],
             )
         except MissingAPIKey as exc:  # no key yet: the bundled model needs none
             raise UsageError(

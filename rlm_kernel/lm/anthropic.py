@@ -9,12 +9,14 @@ the text's buffering, loop detection, error mapping and the
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from rlm_kernel.lm.base import Message, Received, shared_ssl_context
 from rlm_kernel.lm.sdk import SDKBackend
+from rlm_kernel.tools import ToolRequest
 
 if TYPE_CHECKING:
     import anthropic
@@ -38,19 +40,34 @@ def to_anthropic(messages: list[Message]) -> tuple[list[dict], list[dict]]:
     turns: list[dict] = []
     flagged: list[dict] = []
     for message in messages:
-        block = {"type": "text", "text": message["content"]}
+        block: dict[str, Any] = {"type": "text", "text": message["content"]}
         if message["role"] == "system":
             system.append(block)
+        elif message["role"] == "tool":  # results go back in a user turn, one block a call
+            block = {
+                "type": "tool_result",
+                "tool_use_id": message["tool_call_id"],
+                "content": message["content"],
+            }
+            if turns and turns[-1]["role"] == "user" and turns[-1]["content"][-1]["type"] == "tool_result":
+                turns[-1]["content"].append(block)
+            else:
+                turns.append({"role": "user", "content": [block]})
         else:
-            turns.append({"role": message["role"], "content": [block]})
+            blocks = [block] if message["content"] or not message.get("tool_calls") else []
+            blocks += [
+                {"type": "tool_use", "id": c.id, "name": c.name, "input": json.loads(c.arguments or "{}")}
+                for c in message.get("tool_calls", ())
+            ]
+            turns.append({"role": message["role"], "content": blocks})
         if message.get("cache"):
             flagged.append(block)
     for block in flagged[-MAX_CACHE_BREAKPOINTS:]:
         block["cache_control"] = {"type": "ephemeral"}
     for turn in turns:  # plain strings where no breakpoint is needed: smaller, and every server accepts them
-        (block,) = turn["content"]
-        if "cache_control" not in block:
-            turn["content"] = block["text"]
+        blocks = turn["content"]
+        if len(blocks) == 1 and blocks[0]["type"] == "text" and "cache_control" not in blocks[0]:
+            turn["content"] = blocks[0]["text"]
     return system, turns
 
 
@@ -80,7 +97,11 @@ class AnthropicLM(SDKBackend):
         return anthropic.AsyncAnthropic(**kwargs)
 
     def _request(
-        self, messages: list[Message], max_tokens: int | None, stop: Sequence[str] | None = None
+        self,
+        messages: list[Message],
+        max_tokens: int | None,
+        stop: Sequence[str] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
     ) -> dict[str, Any]:
         system, turns = to_anthropic(messages)
         request: dict[str, Any] = {
@@ -92,6 +113,11 @@ class AnthropicLM(SDKBackend):
             request["stop_sequences"] = list(stop)
         if system:
             request["system"] = system
+        if tools:
+            request["tools"] = [
+                {"name": t["name"], "description": t["description"], "input_schema": t["parameters"]}
+                for t in tools
+            ]
         # anthropic 2.x's create() and stream() have no `temperature` argument; the API still takes it.
         extra_body = dict(self.extra_body)
         if self.temperature is not None:
@@ -106,10 +132,22 @@ class AnthropicLM(SDKBackend):
         return anthropic
 
     async def _send(
-        self, messages: list[Message], max_tokens: int | None, stop: Sequence[str] | None
+        self,
+        messages: list[Message],
+        max_tokens: int | None,
+        stop: Sequence[str] | None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
     ) -> Received:
-        message = await self._sdk().messages.create(**self._request(messages, max_tokens, stop))
-        return _received(message, Received(text="".join(b.text for b in message.content if b.type == "text")))
+        message = await self._sdk().messages.create(**self._request(messages, max_tokens, stop, tools))
+        received = Received(
+            text="".join(b.text for b in message.content if b.type == "text"),
+            tool_calls=[
+                ToolRequest(b.id, b.name, json.dumps(b.input, ensure_ascii=False))
+                for b in message.content
+                if b.type == "tool_use"
+            ],
+        )
+        return _received(message, received)
 
     async def _stream(
         self, messages: list[Message], max_tokens: int | None, stop: Sequence[str] | None, received: Received

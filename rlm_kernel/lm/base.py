@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypedDict, runtime_checkable
 
+from ..tools import ToolRequest
 from ..usage import Price, UsageRecord, as_prices, price_for
 
 if TYPE_CHECKING:
@@ -38,13 +39,15 @@ __all__ = [
     "price_of",
 ]
 
-Role = Literal["system", "user", "assistant"]
+Role = Literal["system", "user", "assistant", "tool"]
 
 
 class Message(TypedDict, total=False):
     role: Role
     content: str
     cache: bool  # ask the provider to cache the prefix up to and including this message
+    tool_calls: list[ToolRequest]  # an assistant turn that asked for tools
+    tool_call_id: str  # a tool's result (role "tool"): the request it answers
 
 
 TokenCallback = Callable[[str], None]
@@ -66,6 +69,7 @@ class Completion:
     latency_s: float = 0.0
     extra: dict = field(default_factory=dict)
     price: Price | None = field(default=None, compare=False, repr=False)
+    tool_calls: tuple[ToolRequest, ...] = ()  # the tools the model asked for, when offered some
 
     @property
     def cost(self) -> float | None:
@@ -97,6 +101,7 @@ class LMClient(Protocol):
         on_token: TokenCallback | None = None,
         max_tokens: int | None = None,
         stop: Sequence[str] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
     ) -> Completion: ...
 
     async def aclose(self) -> None: ...
@@ -121,6 +126,7 @@ class Received:
     finish: str | None = None  # the provider's finish or stop reason
     response_model: str | None = None  # the model name the server answered with; None: the client's
     model: str | None = None  # the model to report and price, where not the client's (a replay)
+    tool_calls: list[ToolRequest] = field(default_factory=list)
 
 
 class BaseLM(abc.ABC):
@@ -164,14 +170,19 @@ class BaseLM(abc.ABC):
         on_token: TokenCallback | None = None,
         max_tokens: int | None = None,
         stop: Sequence[str] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
     ) -> Completion:
         """Send one request; stream it when ``on_token`` wants the text as it comes, and stop reading a
-        stream that has fallen into a loop (finish reason ``repetition``)."""
+        stream that has fallen into a loop (finish reason ``repetition``). ``tools`` (each a
+        :meth:`~rlm_kernel.tools.Tool.spec`) are offered for function calling, on a request that
+        is not streamed; the calls asked for are the completion's ``tool_calls``."""
         started = now()
         parts: list[str] = []
         messages = [_encodable(m) for m in messages]
         try:
-            if on_token is None:
+            if tools:
+                received = await self._send(messages, max_tokens, stop, tools=tools)
+            elif on_token is None:
                 received = await self._send(messages, max_tokens, stop)
             else:
                 received = Received()
@@ -235,13 +246,19 @@ class BaseLM(abc.ABC):
             latency_s=latency_s,
             extra={self.finish_key: received.finish, "response_model": response_model},
             price=self.price(model),
+            tool_calls=tuple(received.tool_calls),
         )
 
     @abc.abstractmethod
     async def _send(
-        self, messages: list[Message], max_tokens: int | None, stop: Sequence[str] | None
+        self,
+        messages: list[Message],
+        max_tokens: int | None,
+        stop: Sequence[str] | None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
     ) -> Received:
-        """Send the request and read the whole reply."""
+        """Send the request and read the whole reply (with the tool calls it asks for, when
+        ``tools`` are offered)."""
 
     @abc.abstractmethod
     def _stream(

@@ -8,12 +8,13 @@ streamed. Timing, the text's buffering, loop detection, error mapping and the
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from rlm_kernel.lm.base import Message, Received, shared_ssl_context
 from rlm_kernel.lm.sdk import SDKBackend
+from rlm_kernel.tools import ToolRequest
 
 if TYPE_CHECKING:
     import openai
@@ -58,13 +59,19 @@ class OpenAILM(SDKBackend):
         return openai.AsyncOpenAI(**kwargs)
 
     def _request(
-        self, messages: list[Message], max_tokens: int | None, stop: Sequence[str] | None = None
+        self,
+        messages: list[Message],
+        max_tokens: int | None,
+        stop: Sequence[str] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
     ) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": self.model_name,
             # `cache` is ours: OpenAI caches prefixes by itself and strict servers reject unknown keys.
-            "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
+            "messages": [_message(m) for m in messages],
         }
+        if tools:
+            request["tools"] = [{"type": "function", "function": dict(t)} for t in tools]
         if max_tokens is not None:
             if self.context_window:  # a reply cannot use more than half the window and leave room to read
                 max_tokens = min(max_tokens, self.context_window // 2)
@@ -83,7 +90,11 @@ class OpenAILM(SDKBackend):
         return openai
 
     async def _send(
-        self, messages: list[Message], max_tokens: int | None, stop: Sequence[str] | None
+        self,
+        messages: list[Message],
+        max_tokens: int | None,
+        stop: Sequence[str] | None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
     ) -> Received:
         # The package before its submodule: a thread that imports `openai.types.chat` first, while
         # another thread imports `openai`, can leave one of them a partly initialised module.
@@ -93,14 +104,20 @@ class OpenAILM(SDKBackend):
         # The low-level post sends our plain dicts as they are; `chat.completions.create` would
         # re-validate every message of the history on each turn (quadratic over a long run).
         response = await self._sdk().post(
-            "/chat/completions", body=self._request(messages, max_tokens, stop), cast_to=ChatCompletion
+            "/chat/completions", body=self._request(messages, max_tokens, stop, tools), cast_to=ChatCompletion
         )
         choice = response.choices[0] if response.choices else None
+        calls = (choice.message.tool_calls or []) if choice else []
         return Received(
             text=(choice.message.content or "") if choice else "",
             tokens=_tokens(response.usage),
             finish=choice.finish_reason if choice else None,
             response_model=response.model,
+            tool_calls=[
+                ToolRequest(c.id, c.function.name, c.function.arguments or "{}")
+                for c in calls
+                if getattr(c, "function", None) is not None
+            ],
         )
 
     async def _stream(
@@ -137,6 +154,19 @@ class OpenAILM(SDKBackend):
         if isinstance(body, str) and body.strip():
             return body.strip()
         return error.message
+
+
+def _message(m: Message) -> dict[str, Any]:
+    """One message as Chat Completions takes it, tool calls and results included."""
+    out: dict[str, Any] = {"role": m["role"], "content": m["content"]}
+    if m.get("tool_calls"):
+        out["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in m["tool_calls"]
+        ]
+    if m["role"] == "tool":
+        out["tool_call_id"] = m["tool_call_id"]
+    return out
 
 
 def _tokens(usage: CompletionUsage | None) -> tuple[int, int, int] | None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, ReplayMismatch
+from ..tools import ToolRequest
 from ..usage import Price, price_for
 from .base import BaseLM, Completion, LMClient, Message, Received, TokenCallback, price_of
 
@@ -25,7 +26,18 @@ __all__ = ["request_key", "Recording", "RecordingLM", "ReplayLM"]
 
 
 def request_key(messages: list[Message]) -> str:
-    canonical = json.dumps([[m["role"], m["content"]] for m in messages], ensure_ascii=False)
+    # Tool calls join the key only where there are any, so recordings made before them still match.
+    canonical = json.dumps(
+        [
+            [
+                m["role"],
+                m["content"],
+                *([[c.name, c.arguments] for c in m["tool_calls"]] if m.get("tool_calls") else []),
+            ]
+            for m in messages
+        ],
+        ensure_ascii=False,
+    )
     return hashlib.sha256(canonical.encode()).hexdigest()[:32]
 
 
@@ -50,6 +62,11 @@ class Recording:
             "output_tokens": completion.output_tokens,
             "cached_tokens": completion.cached_tokens,
             "price": None if price is None else [price.input, price.output, price.cached_input],
+            **(
+                {"tool_calls": [[c.id, c.name, c.arguments] for c in completion.tool_calls]}
+                if completion.tool_calls
+                else {}
+            ),
         }
         with self._lock, self.path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(entry, ensure_ascii=False) + "\n")
@@ -72,8 +89,11 @@ class RecordingLM:
         on_token: TokenCallback | None = None,
         max_tokens: int | None = None,
         stop: Sequence[str] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
     ) -> Completion:
-        completion = await self.inner.complete(messages, on_token=on_token, max_tokens=max_tokens, stop=stop)
+        completion = await self.inner.complete(
+            messages, on_token=on_token, max_tokens=max_tokens, stop=stop, tools=tools
+        )
         self.recording.append(request_key(messages), completion, continues_reply=self.continues_reply)
         return completion
 
@@ -149,10 +169,15 @@ class ReplayLM(BaseLM):
         )
         received.finish = entry.get("finish_reason")
         received.model = received.response_model = entry.get("model") or self.model_name
+        received.tool_calls = [ToolRequest(*call) for call in entry.get("tool_calls", [])]
         return received
 
     async def _send(
-        self, messages: list[Message], max_tokens: int | None, stop: Sequence[str] | None
+        self,
+        messages: list[Message],
+        max_tokens: int | None,
+        stop: Sequence[str] | None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
     ) -> Received:
         return self._fill(self._next(messages), Received())
 
