@@ -45,7 +45,11 @@ import {
   type RunFinishedMsg,
   type StepExecutedMsg
 } from './protocol';
+import { canContinueFrom, continueSource } from './rewind';
 import { RunLog } from './runs';
+
+/** A cell of the notebook's shared model. */
+type SharedCell = NonNullable<NotebookPanel['content']['model']>['sharedModel']['cells'][number];
 
 export interface IRlmNotebookOptions {
   executor?: INotebookCellExecutor | null;
@@ -179,6 +183,55 @@ export class RlmNotebook implements IDisposable {
     await notebook.scrollToItem(index, 'center');
     this.panel.activate();
     return true;
+  }
+
+  /**
+   * Rewind: a `%%rlm` cell that continues a finished run from one of its root steps, below the
+   * run's last cell, run at once (rewind.ts). False when the run's `%%rlm` cell is gone.
+   */
+  async continueFrom(runId: string, step: number): Promise<boolean> {
+    const model = this.panel.content.model;
+    const run = this.log.get(runId);
+    const magic = this.magicCellOf(runId);
+    const source = magic === null ? null : continueSource(magic.getSource(), runId, step);
+    if (model === null || run === undefined || source === null || !canContinueFrom(run, step, this.log.active !== null)) {
+      Notification.warning(`Cannot continue run ${runId} from step ${step}: its %%rlm cell is gone, or a run is going.`, {
+        autoClose: 5000
+      });
+      return false;
+    }
+    const cells = model.sharedModel.cells;
+    const last = Math.max(
+      ...cells.map((c, i) => (c === magic || readCellMeta(c.getMetadata('rlm'))?.run_id === runId ? i : -1))
+    );
+    const shared = model.sharedModel.insertCell(last + 1, { cell_type: 'code', source, metadata: {} });
+    const cell = this.cellWidget(shared.getId());
+    if (cell === undefined) {
+      return false;
+    }
+    const notebook = this.panel.content;
+    notebook.deselectAll();
+    notebook.activeCellIndex = last + 1;
+    await notebook.scrollToItem(last + 1, 'center');
+    await this.runStepCell(cell);
+    return true;
+  }
+
+  /** A run's `%%rlm` cell: the one the kernel named, else the one whose output saved its trajectory. */
+  private magicCellOf(runId: string): SharedCell | null {
+    const cells = this.panel.content.model?.sharedModel.cells ?? [];
+    const known = this.log.get(runId)?.cellId ?? null;
+    const found = known === null ? undefined : cells.find(c => c.getId() === known);
+    if (found !== undefined) {
+      return found;
+    }
+    for (const cell of cells) {
+      const outputs = (cell.toJSON() as { outputs?: Array<{ metadata?: unknown }> }).outputs ?? [];
+      if (outputs.some(o => savedEvents(o.metadata).some(e => e.kind === 'run_started' && e.run_id === runId))) {
+        return cell;
+      }
+    }
+    return null;
   }
 
   // -- the comm ------------------------------------------------------------------------------

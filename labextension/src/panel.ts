@@ -8,6 +8,7 @@ import { Widget } from '@lumino/widgets';
 import { rlmIcon } from './icons';
 import type { RlmNotebook } from './notebook';
 import { formatCost, formatSeconds, formatTally, formatTokens } from './format';
+import { canContinueFrom } from './rewind';
 import { stepTally, type CallView, type RunView, type StepView } from './runs';
 
 const STATUS_MARK: Record<string, string> = {
@@ -118,6 +119,17 @@ export class RunsPanel extends Widget {
       .filter(Boolean)
       .join(' · ');
     section.appendChild(el('div', 'rlm-run-meta', meta));
+    if (run.parentRun !== null) {
+      const parent = this.controller?.log.get(run.parentRun);
+      const branch = el(
+        'div',
+        'rlm-run-branch',
+        `↳ continues ${parent?.question ? `“${parent.question}”` : `run ${run.parentRun}`} from step ${run.branchedAt ?? '?'}`
+      );
+      branch.dataset.parentRun = run.parentRun;
+      branch.title = `A branch of run ${run.parentRun}: its steps before step ${run.branchedAt ?? '?'} were replayed, and the root proposed that step again`;
+      section.appendChild(branch);
+    }
     const writing = run.writing > 0 ? ` · root LM writing: ${formatTokens(run.writing)} tokens` : '';
     const totals = el('div', 'rlm-run-totals', formatTally(run.totals) + writing);
     totals.title = `root LM: ${formatTally(run.root)}${run.usage ? `\nkernel: ${run.usage}` : ''}`;
@@ -170,13 +182,26 @@ export class RunsPanel extends Widget {
     });
     head.appendChild(link);
     const author = step.author === 'root' ? 'root' : step.author === 'human' ? 'human' : 'root, edited';
-    head.appendChild(el('span', 'rlm-step-author', author));
+    head.appendChild(el('span', 'rlm-step-author', step.replayed ? `${author}, replayed` : author));
     const t = stepTally(step);
     const summary =
       t.calls + t.running === 0
         ? ''
         : `${t.calls + t.running} call${t.calls + t.running === 1 ? '' : 's'} · ${formatTokens(t.inputTokens)}/${formatTokens(t.outputTokens)} · ${formatCost(t.cost)}`;
     head.appendChild(el('span', 'rlm-step-summary', summary));
+    const controller = this.controller;
+    const other = controller?.log.active ?? null;
+    if (controller?.connected && canContinueFrom(run, step.step, other !== null && other.status === 'running')) {
+      const resume = el('button', 'rlm-step-continue', '⤷ Continue from here');
+      resume.dataset.rlmControl = 'continue';
+      resume.title =
+        'A new run from this step: the steps before it run again in the kernel (their sub-calls answered ' +
+        'from the recording, so none is paid twice), and the root proposes this step again';
+      resume.addEventListener('click', () => {
+        void controller.continueFrom(run.runId, step.step);
+      });
+      head.appendChild(resume);
+    }
     item.appendChild(head);
     if (open && step.calls.length > 0) {
       const calls = el('ul', 'rlm-calls');

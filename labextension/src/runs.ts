@@ -62,6 +62,8 @@ export interface CallView {
   prompt: string;
   response: string;
   batchId: string | null;
+  /** A branch's replayed step's sub-call, answered from the recording: no LM was called. */
+  replayed: boolean;
 }
 
 export interface StepView {
@@ -76,6 +78,8 @@ export interface StepView {
   reply: CallView | null;
   elapsedS: number | null;
   error: string | null;
+  /** A branch running again a step of the run it continues (its cell is that run's). */
+  replayed: boolean;
 }
 
 export interface RunView {
@@ -109,6 +113,9 @@ export interface RunView {
   saved: boolean;
   startedTs: number | null;
   elapsedS: number | null;
+  /** A branch (rewind): the run it continues, and the root step it proposed again. */
+  parentRun: string | null;
+  branchedAt: number | null;
 }
 
 export function emptyTally(): Tally {
@@ -134,9 +141,10 @@ function addCall(tally: Tally, call: CallView): void {
   tally.maxLatencyS = Math.max(tally.maxLatencyS, call.latencyS);
 }
 
-/** Whether a call counts in totals (usage.py's rule: `rlm` sub-calls count through their child). */
+/** Whether a call counts in totals (usage.py's rule: `rlm` sub-calls count through their child;
+ * a replayed one called no LM). */
 export function counts(call: CallView): boolean {
-  return call.kind !== 'rlm';
+  return call.kind !== 'rlm' && !call.replayed;
 }
 
 /** The tally of a step's calls: tokens, latency and cost of its sub-calls (children included). */
@@ -442,6 +450,8 @@ export class RunLog {
           run.model = event.model;
           run.subModel = event.sub_model;
           run.startedTs = event.ts;
+          run.parentRun = event.parent_run ?? null;
+          run.branchedAt = event.branched_at ?? null;
         }
         break;
       case 'root_reply': {
@@ -476,7 +486,14 @@ export class RunLog {
         if (!child) {
           const step = this.step(run, event.step);
           step.code = event.code;
-          if (event.author === 'human') {
+          if (event.replayed) {
+            // Its cell is the continued run's: no new cell, no human cell of this run.
+            step.replayed = true;
+            step.author = event.author === 'human' ? 'human' : 'root';
+            step.status = 'running';
+            const original = this.byId.get(run.parentRun ?? '')?.steps.find(s => s.step === event.step);
+            step.cellId = original?.cellId ?? null;
+          } else if (event.author === 'human') {
             step.author = 'human';
             step.status = 'running';
             step.cellId = step.cellId ?? this.humanCells.shift() ?? null;
@@ -579,6 +596,7 @@ export class RunLog {
     call.cost = event.cost;
     call.error = event.error;
     call.response = event.response_preview;
+    call.replayed = event.replayed ?? false;
     if (counts(call)) {
       addCall(run.totals, call);
     }
@@ -653,7 +671,9 @@ export class RunLog {
         writing: 0,
         saved: false,
         startedTs: null,
-        elapsedS: null
+        elapsedS: null,
+        parentRun: null,
+        branchedAt: null
       };
       this.byId.set(runId, run);
       this.runs.push(run);
@@ -674,7 +694,8 @@ export class RunLog {
         calls: [],
         reply: null,
         elapsedS: null,
-        error: null
+        error: null,
+        replayed: false
       };
       run.steps.push(step);
       run.steps.sort((a, b) => a.step - b.step);
@@ -697,6 +718,7 @@ export class RunLog {
       prompt: '',
       response: '',
       batchId: null,
+      replayed: false,
       ...fields
     };
     this.calls.set(call.callId, call);
