@@ -218,3 +218,45 @@ def test_the_mode_cap_holds_and_says_so(shell: InteractiveShell) -> None:
     shell.run_line_magic("config", "RLMMagics.mode_cap = 'step'")
     mode = next(s for s in magics.settings() if s.name == "mode")
     assert mode.value == "step" and "capped by RLMMagics.mode_cap (auto asked)" in mode.source
+
+
+def test_tools_sub_tools_and_tips_from_the_magics(
+    shell: InteractiveShell, scripted_server: ScriptedServer
+) -> None:
+    from scripted_server import Reply
+
+    from rlm_kernel.events import ToolCalled
+
+    def sub(request) -> Reply:
+        if not request.tool_results:
+            return Reply(tool_calls=[("fetch", {"key": "b"})])
+        return Reply(text=f"fetched {request.tool_results[0]}")
+
+    scripted_server.responder = Script(
+        root=[repl("print(lookup('a'))\nprint(llm_query('get b'))"), repl("FINAL('done')")], sub=sub
+    )
+    shell.run_cell(
+        "table = {'a': 1, 'b': 2}\n"
+        "def lookup(key: str) -> int:\n    '''The value of a key.'''\n    return table[key]\n"
+        "def fetch(key: str) -> int:\n    '''Fetch a key's value.'''\n    return table[key]\n"
+        "doc = 'x'"
+    )
+    result = run(shell, '%%rlm -c doc --tools lookup --sub-tools fetch --tips "Be brief."\nWhat are a and b?')
+    assert result.error_in_exec is None
+    rlm = shell.user_ns["_rlm"]
+    assert rlm.response == "done", rlm.error
+    system = scripted_server.requests[0].system
+    assert "- `lookup(key: str) -> int`: The value of a key." in system and system.endswith("Be brief.")
+    assert [(e.tool, e.call_id is None) for e in rlm.trajectory if isinstance(e, ToolCalled)] == [
+        ("lookup", True),
+        ("fetch", False),
+    ]
+    assert "1\nfetched 2" in scripted_server.requests[-1].last_user
+
+    # The same from %config, for every run of the notebook.
+    scripted_server.responder = Script(root=[repl("print(lookup('b'))"), repl("FINAL('ok')")])
+    shell.run_line_magic("config", "RLMMagics.tools = {'lookup': lookup}")
+    assert run(shell, "%rlm doc b?").error_in_exec is None
+    assert [e.tool for e in shell.user_ns["_rlm"].trajectory if isinstance(e, ToolCalled)] == ["lookup"]
+    with pytest.raises(UsageError, match="--sub-tools: no function named 'nope' in the namespace"):
+        shell.user_ns["__rlm_magics__"]._parse("--sub-tools nope doc q", None)
