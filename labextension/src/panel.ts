@@ -1,15 +1,16 @@
 /**
  * The "RLM runs" side panel: the current notebook's runs, each step with its sub-calls (live
- * status, model, tokens, latency, cost) and running totals. Clicking a step selects its cell.
+ * status, model, tokens, latency, cost), their tool calls, and running totals. Clicking a step
+ * selects its cell.
  */
 
 import { Widget } from '@lumino/widgets';
 
 import { rlmIcon } from './icons';
 import type { RlmNotebook } from './notebook';
-import { formatCost, formatSeconds, formatTally, formatTokens } from './format';
+import { formatCost, formatSeconds, formatTally, formatTokens, toolCallText, toolOutcome } from './format';
 import { canContinueFrom } from './rewind';
-import { stepTally, type CallView, type RunView, type StepView } from './runs';
+import { stepTally, stepTools, type CallView, type RunView, type StepView, type ToolView } from './runs';
 
 const STATUS_MARK: Record<string, string> = {
   running: '⟳',
@@ -131,7 +132,8 @@ export class RunsPanel extends Widget {
       section.appendChild(branch);
     }
     const writing = run.writing > 0 ? ` · root LM writing: ${formatTokens(run.writing)} tokens` : '';
-    const totals = el('div', 'rlm-run-totals', formatTally(run.totals) + writing);
+    const tools = run.toolCalls > 0 ? ` · ${plural(run.toolCalls, 'tool call')}` : '';
+    const totals = el('div', 'rlm-run-totals', formatTally(run.totals) + tools + writing);
     totals.title = `root LM: ${formatTally(run.root)}${run.usage ? `\nkernel: ${run.usage}` : ''}`;
     section.appendChild(totals);
     for (const warning of run.warnings) {
@@ -167,9 +169,10 @@ export class RunsPanel extends Widget {
     item.dataset.status = step.status;
     const head = el('div', 'rlm-step-head');
     const open = this.folded.get(key) ?? (newest || step.status === 'running');
-    const toggle = el('button', 'rlm-step-toggle', step.calls.length === 0 ? ' ' : open ? '▾' : '▸');
-    toggle.disabled = step.calls.length === 0;
-    toggle.title = open ? 'Hide sub-calls' : 'Show sub-calls';
+    const inside = step.calls.length + step.tools.length > 0;
+    const toggle = el('button', 'rlm-step-toggle', inside ? (open ? '▾' : '▸') : ' ');
+    toggle.disabled = !inside;
+    toggle.title = open ? 'Hide sub-calls and tool calls' : 'Show sub-calls and tool calls';
     toggle.addEventListener('click', () => {
       this.folded.set(key, !open);
       this.render();
@@ -184,10 +187,15 @@ export class RunsPanel extends Widget {
     const author = step.author === 'root' ? 'root' : step.author === 'human' ? 'human' : 'root, edited';
     head.appendChild(el('span', 'rlm-step-author', step.replayed ? `${author}, replayed` : author));
     const t = stepTally(step);
-    const summary =
+    const used = stepTools(step).length;
+    const summary = [
       t.calls + t.running === 0
         ? ''
-        : `${t.calls + t.running} call${t.calls + t.running === 1 ? '' : 's'} · ${formatTokens(t.inputTokens)}/${formatTokens(t.outputTokens)} · ${formatCost(t.cost)}`;
+        : `${plural(t.calls + t.running, 'call')} · ${formatTokens(t.inputTokens)}/${formatTokens(t.outputTokens)} · ${formatCost(t.cost)}`,
+      used === 0 ? '' : plural(used, 'tool')
+    ]
+      .filter(Boolean)
+      .join(' · ');
     head.appendChild(el('span', 'rlm-step-summary', summary));
     const controller = this.controller;
     const other = controller?.log.active ?? null;
@@ -203,6 +211,12 @@ export class RunsPanel extends Widget {
       head.appendChild(resume);
     }
     item.appendChild(head);
+    if (open && step.tools.length > 0) {
+      const tools = renderTools(step.tools);
+      tools.classList.add('rlm-code-tools');
+      tools.title = 'Tool calls of the step’s code';
+      item.appendChild(tools);
+    }
     if (open && step.calls.length > 0) {
       const calls = el('ul', 'rlm-calls');
       step.calls.forEach(call => calls.appendChild(this.renderCall(call)));
@@ -229,6 +243,30 @@ export class RunsPanel extends Widget {
       .filter(Boolean)
       .join('\n\n');
     item.title = tip;
+    if (call.tools.length > 0) {
+      item.appendChild(renderTools(call.tools));
+    }
     return item;
   }
+}
+
+function plural(n: number, what: string): string {
+  return `${n} ${what}${n === 1 ? '' : 's'}`;
+}
+
+/** Tool calls, one a line: what was called (arguments in short), and what it gave or its error. */
+function renderTools(tools: ToolView[]): HTMLUListElement {
+  const list = el('ul', 'rlm-tools');
+  for (const tool of tools) {
+    const status = tool.error === null ? 'done' : 'error';
+    const item = el('li', `rlm-tool rlm-status-${status}`);
+    item.dataset.tool = tool.tool;
+    item.dataset.status = status;
+    item.appendChild(el('span', 'rlm-tool-call', `↳ ${toolCallText(tool)}`));
+    item.appendChild(el('span', 'rlm-tool-outcome', toolOutcome(tool)));
+    const gave = tool.error ?? tool.resultPreview;
+    item.title = `${tool.tool} ${tool.arguments}${gave ? `\n→ ${gave}` : ''}`;
+    list.appendChild(item);
+  }
+  return list;
 }

@@ -8,7 +8,8 @@
  * `rlm_kernel/usage.py`: totals are the root replies at any depth plus the `llm` sub-calls;
  * an `rlm` sub-call is shown but counted through its child run's own calls, never twice.
  * Events of a child run (`rlm_query`, depth > 0) roll up into the top-level run, under the
- * parent step that spawned them.
+ * parent step that spawned them. A tool call goes under the sub-call whose model asked for it,
+ * or under its step when the root's code called it.
  */
 
 import type {
@@ -21,7 +22,8 @@ import type {
   RunStartedMsg,
   StepExecutedMsg,
   SubcallFinishedEvent,
-  SubcallStartedEvent
+  SubcallStartedEvent,
+  ToolCalledEvent
 } from './protocol';
 
 type StopReason = RunEndedEvent['stop'];
@@ -44,6 +46,20 @@ export interface Tally {
   maxLatencyS: number;
 }
 
+/** One tool call (events.py's ToolCalled): it has ended when its event comes. */
+export interface ToolView {
+  tool: string;
+  /** As JSON (cut at 1,000 characters by the kernel). */
+  arguments: string;
+  resultChars: number;
+  resultPreview: string;
+  latencyS: number;
+  error: string | null;
+  depth: number;
+  /** Called by the root's code, whose arguments read `{"args": [...], "kwargs": {...}}`. */
+  byCode: boolean;
+}
+
 export interface CallView {
   callId: string;
   /** `llm` and `rlm` are sub-calls; `root` is the root LM of a child run. */
@@ -64,6 +80,8 @@ export interface CallView {
   batchId: string | null;
   /** A branch's replayed step's sub-call, answered from the recording: no LM was called. */
   replayed: boolean;
+  /** The tools its model asked for, in order. */
+  tools: ToolView[];
 }
 
 export interface StepView {
@@ -80,6 +98,8 @@ export interface StepView {
   error: string | null;
   /** A branch running again a step of the run it continues (its cell is that run's). */
   replayed: boolean;
+  /** The tools the step's code called (a child run's code's too, under the step that started it). */
+  tools: ToolView[];
 }
 
 export interface RunView {
@@ -107,6 +127,8 @@ export interface RunView {
   totals: Tally;
   /** What a reader of the result should know (an answer given without code, a looping reply). */
   warnings: string[];
+  /** Tool calls at any depth, whoever asked for them. */
+  toolCalls: number;
   /** Pieces (about tokens) of the root reply being written, while one is; else 0. */
   writing: number;
   /** From a saved notebook's trajectory rather than a live kernel. */
@@ -158,6 +180,11 @@ export function stepTally(step: StepView): Tally {
     }
   }
   return tally;
+}
+
+/** A step's tool calls: its code's and its sub-calls'. */
+export function stepTools(step: StepView): ToolView[] {
+  return [...step.tools, ...step.calls.flatMap(call => call.tools)];
 }
 
 /** Code that steers a run rather than joining it (the kernel's rule in notebook.py). */
@@ -517,6 +544,9 @@ export class RunLog {
       case 'subcall_finished':
         this.callFinished(run, event, child ? parentStep : event.step);
         break;
+      case 'tool_call':
+        this.toolCalled(run, event, child ? parentStep : event.step);
+        break;
       case 'answer_set':
         if (!child) {
           run.answer = event.content;
@@ -602,6 +632,26 @@ export class RunLog {
     }
   }
 
+  private toolCalled(run: RunView, event: ToolCalledEvent, step: number | null): void {
+    run.toolCalls += 1;
+    const tool: ToolView = {
+      tool: event.tool,
+      arguments: event.arguments,
+      resultChars: event.result_chars,
+      resultPreview: event.result_preview,
+      latencyS: event.latency_s,
+      error: event.error,
+      depth: event.depth,
+      byCode: event.call_id === null
+    };
+    const call = event.call_id === null ? undefined : this.calls.get(event.call_id);
+    if (call !== undefined) {
+      call.tools.push(tool);
+    } else if (step !== null) {
+      this.step(run, step).tools.push(tool); // the code's, or a call this log never saw start
+    }
+  }
+
   // -- helpers ------------------------------------------------------------------------------
 
   /** The top-level run an event belongs to, and (for a child's event) its parent step. */
@@ -668,6 +718,7 @@ export class RunLog {
         root: emptyTally(),
         totals: emptyTally(),
         warnings: [],
+        toolCalls: 0,
         writing: 0,
         saved: false,
         startedTs: null,
@@ -695,7 +746,8 @@ export class RunLog {
         reply: null,
         elapsedS: null,
         error: null,
-        replayed: false
+        replayed: false,
+        tools: []
       };
       run.steps.push(step);
       run.steps.sort((a, b) => a.step - b.step);
@@ -719,6 +771,7 @@ export class RunLog {
       response: '',
       batchId: null,
       replayed: false,
+      tools: [],
       ...fields
     };
     this.calls.set(call.callId, call);

@@ -14,10 +14,13 @@ untrusted and goes through :func:`safe.text`; nothing from a run is ever markup 
 
 from __future__ import annotations
 
-from . import safe
-from .state import CallRow, RunState, StepView
+import json
+from collections import Counter
 
-__all__ = ["render_run", "highlight"]
+from . import safe
+from .state import CallRow, RunState, StepView, ToolRow
+
+__all__ = ["render_run", "highlight", "tool_call_text", "tool_names"]
 
 LIVE_ROWS = 12  # calls listed while running; the final summary lists them all (scrolling)
 _BRAND = "var(--jp-brand-color1, #7c4dff)"
@@ -49,6 +52,8 @@ _CUT = (
 _MODEL = _TD + "; max-width: 14em; overflow: hidden; text-overflow: ellipsis"
 _NUMERIC = frozenset({"depth", "tokens", "latency", "cost"})
 _ORDER = {"running": 0, "error": 1, "cancelled": 2, "done": 3}
+_ERROR = "var(--jp-error-color1, #c62828)"
+TOOL_ARGS_SHOWN = 60  # characters of a tool call's arguments in its line (all of them in the tooltip)
 
 
 def _token_colours() -> list[tuple[object, str]]:
@@ -105,6 +110,7 @@ def _header(state: RunState, *, warnings: bool = True) -> str:
         models += f" (sub-calls: {safe.text(state.sub_model)})"
     cached = f" · {total.cached_tokens:,} cached" if total.cached_tokens else ""
     cost = "cost unknown" if total.cost is None else f"${total.cost:.4f}"
+    tools = f" · {state.tool_calls} tool call(s)" if state.tool_calls else ""
     writing = (
         f" · root LM writing: {state.streamed_tokens:,} token(s)"
         if state.streamed_tokens and not state.ended
@@ -112,7 +118,7 @@ def _header(state: RunState, *, warnings: bool = True) -> str:
     )
     return (
         f"<div><b>RLM</b> · {models} · {status}</div>"
-        f'<div style="color:{_MUTED}">{total.calls} LM call(s) · {total.input_tokens:,} in / '
+        f'<div style="color:{_MUTED}">{total.calls} LM call(s){tools} · {total.input_tokens:,} in / '
         f"{total.output_tokens:,} out tokens{cached} · {cost} · {state.elapsed_s:.1f} s{writing}</div>"
         f"{_warnings(state) if warnings else ''}"
     )
@@ -133,6 +139,74 @@ def _expandable(text: str, live: bool) -> str:
         f'<td style="text-align: left; min-width: 16em"><details><summary>{safe.text(text[:80])}…</summary>'
         f'<div style="white-space: pre-wrap">{safe.text(text)}</div></details></td>'
     )
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def tool_call_text(row: ToolRow) -> str:
+    """A tool call as plain text, e.g. ``open_file(name="a.txt", start=8)``: arguments in short, cut
+    at ``TOOL_ARGS_SHOWN`` characters; arguments that are not JSON (cut by the event) as they are."""
+    try:
+        parsed = json.loads(row.arguments) if row.arguments else {}
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        args, kwargs = [], parsed
+        if row.positional and set(parsed) == {"args", "kwargs"} and isinstance(parsed["kwargs"], dict):
+            args, kwargs = (
+                parsed["args"] if isinstance(parsed["args"], list) else [parsed["args"]],
+                parsed["kwargs"],
+            )
+        shown = ", ".join([*(_json(a) for a in args), *(f"{k}={_json(v)}" for k, v in kwargs.items())])
+    else:
+        shown = row.arguments
+    if len(shown) > TOOL_ARGS_SHOWN:
+        shown = shown[: TOOL_ARGS_SHOWN - 1] + "…"
+    return f"{row.tool}({shown})"
+
+
+def tool_names(rows: list[ToolRow]) -> str:
+    """The tools called, in the order first called: "list_files, open_file × 2"."""
+    counts = Counter(r.tool for r in rows)
+    return ", ".join(name if n == 1 else f"{name} × {n}" for name, n in counts.items())
+
+
+def _tool(row: ToolRow) -> str:
+    """One tool call's line: what was called, and what it gave (size, time) or its error."""
+    if row.error is not None:
+        outcome = f'<span style="color:{_ERROR}">✗ {safe.text(row.error[:160])}</span>'
+    else:
+        outcome = f"{row.result_chars:,} chars"
+    gave = row.error if row.error is not None else row.result_preview
+    tip = f"{row.tool} {row.arguments}" + (f"\n→ {gave}" if gave else "")
+    return (
+        f'<span style="font-family: var(--jp-code-font-family, monospace)" title="{safe.text(tip)}">'
+        f"{safe.text(tool_call_text(row))}</span> · {outcome} · {row.latency_s:.2f} s"
+    )
+
+
+def _tool_rows(row: CallRow, columns: int) -> str:
+    """A sub-call's tool calls, as rows under its own."""
+    return "".join(
+        f'<tr class="rlm-tool"><td></td><td colspan="{columns - 1}" style="{_TD}; color:{_MUTED}">'
+        f"↳ {_tool(t)}</td></tr>"
+        for t in row.tools
+    )
+
+
+def _code_tools(view: StepView, live: bool) -> str:
+    """The tool calls the step's code made (and a child run's code, under the step that started it)."""
+    if not view.tools:
+        return ""
+    shown = view.tools[:LIVE_ROWS] if live else view.tools
+    lines = "".join(f'<div class="rlm-tool">↳ {_tool(t)}</div>' for t in shown)
+    if len(shown) < len(view.tools):
+        lines += f'<div style="color:{_MUTED}">… and {len(view.tools) - len(shown)} more</div>'
+    if live:
+        return f'<div style="color:{_MUTED}">tool calls of the code:</div>{lines}'
+    return f"<details><summary>{len(view.tools)} tool call(s) of the code</summary>{lines}</details>"
 
 
 def _row(row: CallRow, show_depth: bool, live: bool) -> str:
@@ -186,7 +260,8 @@ def _calls(view: StepView, live: bool) -> str:
     table = (
         '<div style="max-height: 22em; overflow-y: auto">'
         '<table style="border-collapse: collapse; font-size: 12px; width: 100%">'
-        f"<tr>{th}</tr>{''.join(_row(r, show_depth, live) for r in shown)}</table></div>"
+        f"<tr>{th}</tr>"
+        f"{''.join(_row(r, show_depth, live) + _tool_rows(r, len(head)) for r in shown)}</table></div>"
     )
     more = (
         f'<div style="color:{_MUTED}">… and {len(rows) - len(shown)} more</div>'
@@ -195,13 +270,17 @@ def _calls(view: StepView, live: bool) -> str:
     )
     if live:
         return "".join(parts) + table + more
-    return "".join(parts) + f"<details><summary>{len(rows)} sub-call(s)</summary>{table}</details>"
+    tools = sum(len(r.tools) for r in rows)
+    called = f", {tools} tool call(s)" if tools else ""
+    return "".join(parts) + f"<details><summary>{len(rows)} sub-call(s){called}</summary>{table}</details>"
 
 
 def _summary(view: StepView) -> str:
     bits = [f"Step {view.step}"]
     if view.calls:
         bits.append(f"{len(view.calls)} sub-call(s)")
+    if tools := view.tool_calls():
+        bits.append(f"{tools} tool call(s)")
     if view.lm_s is not None:
         bits.append(f"root LM {view.lm_s:.2f} s")
     if view.elapsed_s is not None:
@@ -226,7 +305,9 @@ def _output(view: StepView, state: RunState) -> str:
 
 
 def _step(view: StepView, state: RunState, current: bool, live: bool) -> str:
-    body = highlight(view.code) + _output(view, state) + _calls(view, live and current)
+    body = (
+        highlight(view.code) + _output(view, state) + _code_tools(view, live) + _calls(view, live and current)
+    )
     if live:
         return f"<div><b>▾ {_summary(view)}</b>{body}</div>" if current else f"<div>▸ {_summary(view)}</div>"
     return f"<details{' open' if current else ''}><summary>{_summary(view)}</summary>{body}</details>"
@@ -251,6 +332,12 @@ def _step_line(view: StepView, state: RunState) -> str:
     if view.calls:
         running = sum(r.status == "running" for r in view.calls.values())
         bits.append(f"{len(view.calls)} sub-call(s)" + (f", {running} running" if running else ""))
+    if tools := [*view.tools, *(t for r in view.calls.values() for t in r.tools)]:
+        failed = sum(t.error is not None for t in tools)
+        bits.append(
+            f"{len(tools)} tool call(s): {safe.text(tool_names(tools))}"
+            + (f", {failed} failed" if failed else "")
+        )
     if view.lm_s is not None and view.author != "human":
         bits.append(f"root LM {view.lm_s:.2f} s")
     if view.elapsed_s is not None:

@@ -22,10 +22,25 @@ from ..events import (
     StepStarted,
     SubcallFinished,
     SubcallStarted,
+    ToolCalled,
 )
 from ..usage import Usage
 
-__all__ = ["CallRow", "StepView", "RunState"]
+__all__ = ["ToolRow", "CallRow", "StepView", "RunState"]
+
+
+@dataclass
+class ToolRow:
+    """One tool call: asked for by a sub-call's model, or made by the root's code."""
+
+    tool: str
+    arguments: str  # JSON text, as the event has it
+    result_chars: int = 0
+    result_preview: str = ""
+    latency_s: float = 0.0
+    error: str | None = None
+    depth: int = 0
+    positional: bool = False  # the root's code's form: {"args": [...], "kwargs": {...}}
 
 
 @dataclass
@@ -44,6 +59,7 @@ class CallRow:
     batch_id: str | None = None
     batch_size: int = 1
     reply: str = ""
+    tools: list[ToolRow] = field(default_factory=list)
 
 
 @dataclass
@@ -58,6 +74,11 @@ class StepView:
     edited: bool = False
     author: str = "root"  # or "human": a cell the human ran during the run (notebook mode)
     calls: dict[str, CallRow] = field(default_factory=dict)
+    tools: list[ToolRow] = field(default_factory=list)  # called by the step's code (or a child run's)
+
+    def tool_calls(self) -> int:
+        """The step's tool calls: its code's and its sub-calls'."""
+        return len(self.tools) + sum(len(row.tools) for row in self.calls.values())
 
     def batches(self) -> dict[str, tuple[int, int]]:
         """Per batch: (finished, size)."""
@@ -92,6 +113,7 @@ class RunState:
         self.started = time.monotonic()
         self.elapsed: float | None = None
         self.usage = Usage()
+        self.tool_calls = 0  # every tool call of the run, children's included
         self._child_step: dict[str, int] = {}  # child run id -> top-level step
         self._call_step: dict[str, int] = {}  # the top run's sub-call id -> its step
 
@@ -181,6 +203,24 @@ class RunState:
                 row.input_tokens, row.output_tokens = event.input_tokens, event.output_tokens
                 row.latency_s, row.cost, row.error = event.latency_s, event.cost, event.error
                 row.reply = event.response_preview
+        elif isinstance(event, ToolCalled):
+            self.tool_calls += 1
+            view = self._step_of(event, event.step)
+            if view is None:
+                return
+            row = ToolRow(
+                event.tool,
+                event.arguments,
+                event.result_chars,
+                event.result_preview,
+                event.latency_s,
+                event.error,
+                depth=event.depth,
+                positional=event.call_id is None,
+            )
+            owner = view.calls.get(event.call_id) if event.call_id is not None else None
+            # A sub-call's tools go under it; the code's (or a call not seen) under the step.
+            (owner.tools if owner is not None else view.tools).append(row)
         elif isinstance(event, AnswerSet) and top:
             self.answer = event.content
         elif isinstance(event, RunEnded) and top:

@@ -10,9 +10,10 @@ from rlm_kernel.events import (
     StepStarted,
     SubcallFinished,
     SubcallStarted,
+    ToolCalled,
 )
-from rlm_kernel.jupyter.render import LIVE_ROWS, render_run
-from rlm_kernel.jupyter.state import RunState
+from rlm_kernel.jupyter.render import LIVE_ROWS, render_run, tool_call_text
+from rlm_kernel.jupyter.state import RunState, ToolRow
 
 
 def state_with_batch(finished: int, size: int = 20) -> RunState:
@@ -203,3 +204,99 @@ def test_the_compact_view_escapes_what_the_run_says():
     html = render_run(state, compact=True)
     assert "<img" not in html and "<script" not in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html and "&lt;script&gt;" in html
+
+
+def tool(call_id: str | None, name: str, arguments: str, *, run_id: str = "r", **kw) -> ToolCalled:
+    return ToolCalled(run_id=run_id, call_id=call_id, step=1, tool=name, arguments=arguments, **kw)
+
+
+def run_with_tools() -> RunState:
+    """Step 1: the code called list_files itself, and one sub-call's model asked for three tools."""
+    state = state_with_batch(finished=0, size=2)
+    state.apply(tool(None, "list_files", '{"args": ["a"], "kwargs": {}}', result_chars=9, latency_s=0.01))
+    state.apply(tool("c0", "list_files", "{}", result_chars=18, result_preview='["a.txt", "b.txt"]'))
+    state.apply(tool("c0", "open_file", '{"name": "a.txt"}', result_chars=24, latency_s=0.25))
+    state.apply(tool("c0", "open_file", '{"name": "<b>nope</b>"}', error="KeyError: '<b>nope</b>'"))
+    return state
+
+
+def test_tool_calls_fold_under_their_sub_call_or_the_steps_code():
+    state = run_with_tools()
+    view = state.steps[1]
+    assert [t.tool for t in view.calls["c0"].tools] == ["list_files", "open_file", "open_file"]
+    assert view.calls["c1"].tools == []
+    assert [(t.tool, t.positional) for t in view.tools] == [("list_files", True)]
+    assert view.tool_calls() == 4 and state.tool_calls == 4
+    assert view.calls["c0"].tools[2].error == "KeyError: '<b>nope</b>'"
+
+
+def test_a_child_runs_tool_calls_attach_to_the_parents_step():
+    state = state_with_batch(finished=0, size=1)
+    ids = {"run_id": "child", "parent_id": "r", "depth": 1}
+    state.apply(RunStarted(**ids, question=None, context_meta={}, model="m", sub_model="m"))
+    state.apply(SubcallStarted(**ids, call_id="k1", step=1, model="m", prompt_preview="p", prompt_chars=1))
+    state.apply(ToolCalled(**ids, call_id="k1", step=1, tool="open_file", arguments="{}"))
+    state.apply(ToolCalled(**ids, call_id=None, step=1, tool="list_files", arguments="{}"))
+    view = state.steps[1]
+    assert [t.tool for t in view.calls["k1"].tools] == ["open_file"]
+    assert [(t.tool, t.depth) for t in view.tools] == [("list_files", 1)]
+
+
+def test_a_tool_call_reads_in_short():
+    assert (
+        tool_call_text(ToolRow("open_file", '{"name": "b.txt", "start": 8}'))
+        == 'open_file(name="b.txt", start=8)'
+    )
+    assert tool_call_text(ToolRow("f", '{"args": ["a", 2], "kwargs": {"k": null}}', positional=True)) == (
+        'f("a", 2, k=null)'
+    )
+    assert (
+        tool_call_text(ToolRow("f", '{"args": 1, "kwargs": {}}')) == "f(args=1, kwargs={})"
+    )  # a model's own
+    assert tool_call_text(ToolRow("g", "")) == "g()"
+    long = tool_call_text(ToolRow("q", '{"text": "' + "x" * 500))  # cut by the event: not JSON
+    assert long.startswith('q({"text": "xxx') and long.endswith("…)") and len(long) == len("q()") + 60
+
+
+def test_each_sub_call_row_lists_its_tool_calls_escaped():
+    html = render_run(run_with_tools())  # live: the running step shows whole
+    table = html[html.index("<table") :]
+    c0 = table.index("&lt;part 0&gt;")
+    rows = [table.index(t) for t in ("list_files()", "open_file(name=&quot;a.txt&quot;)", "KeyError")]
+    assert c0 < rows[0] < rows[1] < rows[2] < table.index("&lt;part 1&gt;")  # under their sub-call
+    assert html.count('<tr class="rlm-tool">') == 3
+    assert "18 chars · 0.00 s" in html and "24 chars · 0.25 s" in html
+    assert "✗ KeyError: &#x27;&lt;b&gt;nope&lt;/b&gt;&#x27;" in html and "<b>nope" not in html
+    assert 'title="list_files {}\n→ [&quot;a.txt&quot;, &quot;b.txt&quot;]"' in html  # the result's start
+    code = html[: html.index("<table")]
+    assert (
+        'tool calls of the code:</div><div class="rlm-tool">' in code and "list_files(&quot;a&quot;)" in code
+    )
+    assert "Step 1 · 2 sub-call(s) · 4 tool call(s)" in html
+    assert "1 LM call(s) · 4 tool call(s) · " in html  # the run's totals (no sub-call has finished)
+
+
+def test_the_final_view_counts_tool_calls_where_they_fold():
+    state = run_with_tools()
+    for i in range(2):
+        state.apply(
+            SubcallFinished(run_id="r", call_id=f"c{i}", step=1, model="sub-m", response_preview="ok")
+        )
+    state.apply(StepFinished(run_id="r", step=1, output=""))
+    state.apply(RunEnded(run_id="r", response="42", error=None, iterations=1, elapsed_s=1.0))
+    html = render_run(state)
+    assert "<summary>2 sub-call(s), 3 tool call(s)</summary>" in html
+    assert "<summary>1 tool call(s) of the code</summary>" in html
+    assert html.count('<tr class="rlm-tool">') == 3
+
+
+def test_the_compact_view_names_each_steps_tool_calls():
+    state = run_with_tools()
+    state.apply(tool("c1", "<img src=x>", "{}", error="no tool named '<img src=x>'"))
+    html = render_run(state, compact=True)
+    assert (
+        ">step 1 · root · running · 2 sub-call(s), 2 running · 5 tool call(s): list_files × 2, "
+        "open_file × 2, &lt;img src=x&gt;, 2 failed · root LM 0.00 s</div>"
+    ) in html
+    assert "<img" not in html and "<table" not in html
+    assert "1 LM call(s) · 5 tool call(s) · " in html

@@ -29,6 +29,7 @@ from rlm_kernel.events import (
     StepStarted,
     SubcallFinished,
     SubcallStarted,
+    ToolCalled,
 )
 from rlm_kernel.jupyter import safe
 from rlm_kernel.jupyter.render import render_run
@@ -211,6 +212,9 @@ def _run_with(payload: str, error: str | None) -> RunState:
         RootReply(**base, turn=1, text=payload, model=payload),
         StepStarted(**base, step=1, code=payload),
         SubcallStarted(**base, call_id="c1", step=1, model=payload, prompt_preview=payload, prompt_chars=9),
+        ToolCalled(**base, call_id="c1", step=1, tool=payload, arguments=payload, result_preview=payload),
+        ToolCalled(**base, call_id="c1", step=1, tool=payload, arguments='{"a": 1}', error=payload),
+        ToolCalled(**base, call_id=None, step=1, tool=payload, arguments=payload, error=payload),
         SubcallFinished(**base, call_id="c1", step=1, model=payload, response_preview=payload),
         SubcallStarted(**base, call_id="c2", step=1, model=payload, prompt_preview=payload, prompt_chars=9),
         SubcallFinished(**base, call_id="c2", step=1, model=payload, error=payload),
@@ -230,6 +234,7 @@ def test_the_run_view_is_inert_with_the_payload_everywhere(name: str) -> None:
     payload = PAYLOADS[name]
     for error in (None, payload):
         state = _run_with(payload, error)
-        for html in (render_run(state), render_run(state, live=True), render_run(state, answer=False)):
+        views = (render_run(state), render_run(state, live=True), render_run(state, answer=False))
+        for html in (*views, render_run(state, compact=True)):
             assert problems(html) == []
             assert payload not in html or not re.search(r"[<>\"&']", payload)

@@ -1,6 +1,6 @@
 import { parseKernelMsg, type KernelMsg } from '../protocol';
-import { formatCost, formatTally, formatTokens, stepTooltip } from '../format';
-import { isRlmCommand, RunLog, stepTally } from '../runs';
+import { formatCost, formatTally, formatTokens, stepTooltip, toolCallText, toolNames, toolOutcome } from '../format';
+import { isRlmCommand, RunLog, stepTally, stepTools, type ToolView } from '../runs';
 import recorded from './fixtures/kernel_run.json';
 import {
   callFinished,
@@ -377,5 +377,118 @@ describe('warnings and the reply being written', () => {
     log.applyMessage(started());
     log.applyMessage(events(runEnded('  ', 'The answer is empty: the root finished without content.')));
     expect(log.get('r1')!.status).toBe('error');
+  });
+});
+
+describe('tool calls', () => {
+  function toolCall(callId: string | null, tool: string, args: string, extra: Record<string, unknown> = {}) {
+    return ev('tool_call', { call_id: callId, step: 1, tool, arguments: args, result_chars: 24, result_preview: '', latency_s: 0.25, error: null, ...extra });
+  }
+
+  it("go under the sub-call whose model asked for them, or the step whose code called them", () => {
+    const log = new RunLog();
+    log.applyMessage(started());
+    log.applyMessage(
+      events(
+        stepStarted(1),
+        toolCall(null, 'list_files', '{"args": ["a"], "kwargs": {}}'),
+        callStarted('c1', 1),
+        callStarted('c2', 1),
+        toolCall('c1', 'list_files', '{}'),
+        toolCall('c1', 'open_file', '{"name": "a.txt"}', { result_preview: 'The launch is on 12 May.' }),
+        toolCall('c1', 'open_file', '{"name": "nope"}', { error: "KeyError: 'nope'", result_chars: 0 }),
+        callFinished('c1', 1),
+        callFinished('c2', 1)
+      )
+    );
+    const run = log.active!;
+    const [c1, c2] = run.steps[0].calls;
+    expect(c1.tools.map(t => [t.tool, t.byCode, t.error])).toEqual([
+      ['list_files', false, null],
+      ['open_file', false, null],
+      ['open_file', false, "KeyError: 'nope'"]
+    ]);
+    expect(c1.tools[1]).toMatchObject({ resultChars: 24, resultPreview: 'The launch is on 12 May.', latencyS: 0.25 });
+    expect(c2.tools).toEqual([]);
+    expect(run.steps[0].tools.map(t => [t.tool, t.byCode])).toEqual([['list_files', true]]);
+    expect(stepTools(run.steps[0])).toHaveLength(4);
+    expect(run.toolCalls).toBe(4);
+    expect(run.totals.calls).toBe(2); // a tool call is no LM call
+    expect(stepTooltip(run.steps[0], 1, 'root')).toContain('4 tool calls: list_files × 2, open_file × 2');
+  });
+
+  it("of a child run go under its call, or the parent step that started it", () => {
+    const log = new RunLog();
+    log.applyMessage(started());
+    const child = { run_id: 'child', parent_id: 'r1', depth: 1 };
+    log.applyMessage(
+      events(
+        stepStarted(1),
+        callStarted('c1', 1, { call_kind: 'rlm', model: 'rlm' }),
+        ev('run_started', { ...child, question: null, context_meta: {}, model: 'm', sub_model: 'm', settings: {}, prompt: [], parent_call_id: 'c1' }),
+        stepStarted(3, 'root', child),
+        toolCall(null, 'list_files', '{}', { ...child, step: 3 }),
+        callStarted('k1', 3, child),
+        toolCall('k1', 'open_file', '{"name": "a.txt"}', { ...child, step: 3 })
+      )
+    );
+    const step = log.active!.steps[0];
+    expect(log.active!.steps).toHaveLength(1); // the child's step 3 is not the parent's
+    expect(step.tools.map(t => [t.tool, t.depth])).toEqual([['list_files', 1]]);
+    expect(step.calls.find(c => c.callId === 'k1')!.tools.map(t => t.tool)).toEqual(['open_file']);
+  });
+
+  it('arrive from the kernel with the fields it may leave out', () => {
+    const log = replay([
+      { type: 'run_started', run_id: 'r1', cell_id: 'rlm-cell', mode: 'auto', question: 'q', model: 'm' },
+      {
+        type: 'events',
+        run_id: 'r1',
+        events: [
+          { kind: 'step_started', run_id: 'r1', ts: 1, step: 1, code: 'x = 1', author: 'root' },
+          { kind: 'tool_call', run_id: 'r1', ts: 2, call_id: null, step: 1, tool: 'list_files', arguments: '{}' }
+        ]
+      }
+    ]);
+    expect(log.get('r1')!.steps[0].tools).toEqual([
+      { tool: 'list_files', arguments: '{}', resultChars: 0, resultPreview: '', latencyS: 0, error: null, depth: 0, byCode: true }
+    ]);
+  });
+
+  it('come back from a saved trajectory', () => {
+    const log = new RunLog();
+    log.applySaved([
+      ev('run_started', { run_id: 's1', question: 'q', context_meta: {}, model: 'm', sub_model: 'm', settings: {}, prompt: [] }),
+      stepStarted(1, 'root', { run_id: 's1' }),
+      callStarted('c1', 1, { run_id: 's1' }),
+      toolCall('c1', 'open_file', '{"name": "a.txt"}', { run_id: 's1' }),
+      callFinished('c1', 1, { run_id: 's1' })
+    ]);
+    expect(log.get('s1')!.steps[0].calls[0].tools.map(t => t.tool)).toEqual(['open_file']);
+    expect(log.get('s1')!.toolCalls).toBe(1);
+  });
+
+  it('read in short: the arguments as the call wrote them, what it gave, which tools', () => {
+    const tool = (name: string, args: string, extra: Partial<ToolView> = {}): ToolView => ({
+      tool: name,
+      arguments: args,
+      resultChars: 24,
+      resultPreview: '',
+      latencyS: 0.25,
+      error: null,
+      depth: 0,
+      byCode: false,
+      ...extra
+    });
+    expect(toolCallText(tool('open_file', '{"name": "b.txt", "start": 8}'))).toBe('open_file(name="b.txt", start=8)');
+    expect(toolCallText(tool('f', '{"args": ["a", 2], "kwargs": {"k": null}}', { byCode: true }))).toBe('f("a", 2, k=null)');
+    expect(toolCallText(tool('f', '{"args": 1, "kwargs": {}}'))).toBe('f(args=1, kwargs={})'); // a model's own
+    expect(toolCallText(tool('g', ''))).toBe('g()');
+    const cut = toolCallText(tool('q', `{"text": "${'x'.repeat(500)}`)); // cut by the kernel: not JSON
+    expect(cut.startsWith('q({"text": "xxx') && cut.endsWith('…)')).toBe(true);
+    expect(cut).toHaveLength('q()'.length + 60);
+    expect(toolOutcome(tool('a', '{}', { resultChars: 12_345 }))).toBe('12.3k chars · 0.25 s');
+    expect(toolOutcome(tool('a', '{}', { error: "KeyError: 'x'" }))).toBe("✗ KeyError: 'x' · 0.25 s");
+    expect(toolNames([tool('b', ''), tool('a', ''), tool('b', '')])).toBe('b × 2, a');
   });
 });
