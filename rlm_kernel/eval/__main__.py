@@ -4,6 +4,7 @@ score them, resume, and plot.
     python -m rlm_kernel.eval list
     python -m rlm_kernel.eval run --tasks sniah,oolong,pairs --lengths 8k,32k,128k,1m \\
         --methods rlm,base --model qwen2.5-coder-0.5b --split test -n 10 --out results/
+    python -m rlm_kernel.eval run --methods rlm,rlm+tips --tips-file tips.md --out results/
     python -m rlm_kernel.eval show results/
     python -m rlm_kernel.eval plot results/
 
@@ -17,8 +18,8 @@ import asyncio
 import sys
 from pathlib import Path
 
-from ..errors import RLMError
-from .methods import METHODS, Settings
+from ..errors import ConfigError, RLMError
+from .methods import _TAKES_TIPS, METHODS, TIPS, Settings
 from .results import load
 from .tasks import DESCRIPTIONS, SPLITS, family_names
 
@@ -37,7 +38,12 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a sweep (resumes one already in --out)")
     r.add_argument("--tasks", type=_list, default=["sniah"], help="families, comma-separated (see: list)")
     r.add_argument("--lengths", type=_list, default=["8k"], help="context lengths in tokens: 8k,32k,128k,1m")
-    r.add_argument("--methods", type=_list, default=["rlm", "base"], help=f"from {', '.join(METHODS)}")
+    r.add_argument(
+        "--methods",
+        type=_list,
+        default=["rlm", "base"],
+        help=f"from {', '.join(METHODS)}; {' and '.join(m + TIPS for m in _TAKES_TIPS)} run with the tips",
+    )
     r.add_argument("--split", choices=SPLITS, default="test")
     r.add_argument("-n", type=int, default=5, help="tasks per family and length")
     r.add_argument("--task-file", action="append", default=[], help="your own tasks (JSONL); repeatable")
@@ -58,6 +64,12 @@ def _parser() -> argparse.ArgumentParser:
         default="kernel",
         help="where RLM code runs: a kernel of its own (default), this process, or JUPYTER_GATEWAY_URL's",
     )
+    tips = r.add_mutually_exclusive_group()
+    tips.add_argument("--tips", help="text appended to the root's prompt by the methods named with +tips")
+    tips.add_argument("--tips-file", help="the tips, from a file")
+    r.add_argument("--tools", metavar="MODULE:ATTR", help="a dict or list of functions for the root's code")
+    r.add_argument("--sub-tools", metavar="MODULE:ATTR", help="a dict or list of functions for sub-calls")
+    r.add_argument("--max-tool-rounds", type=int, default=8, help="tool-calling rounds of one sub-call")
     r.add_argument("--runner", choices=["local", "ray"], default="local")
     r.add_argument("--concurrency", type=int, default=2, help="rollouts at once (local runner)")
     r.add_argument("--workers", type=int, default=2, help="Ray actors")
@@ -88,6 +100,12 @@ def _run(args: argparse.Namespace) -> int:
     from .sweep import arun
 
     kwargs = {"base_url": args.base_url} if args.base_url else {}
+    tips = args.tips
+    if args.tips_file:
+        try:
+            tips = Path(args.tips_file).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"Cannot read the tips file {args.tips_file!r}: {exc.strerror}.") from None
     settings = Settings(
         backend=args.backend,
         model=args.model,
@@ -100,6 +118,10 @@ def _run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         base_max_tokens=args.base_max_tokens,
         executor=args.executor,
+        tips=tips,
+        tools=args.tools,
+        sub_tools=args.sub_tools,
+        max_tool_rounds=args.max_tool_rounds,
     )
     coro = arun(
         args.tasks,
@@ -137,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
             for name in family_names():
                 print(f"{name:10} {DESCRIPTIONS[name]}")
             print("\nmethods: " + ", ".join(METHODS))
+            print(f"with --tips: {', '.join(m + TIPS for m in _TAKES_TIPS)} (the same method, with the tips)")
             return 0
         if args.command == "run":
             return _run(args)

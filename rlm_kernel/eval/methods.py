@@ -7,6 +7,11 @@
 - ``reference``: the reference ``rlms`` package (``pip install rlms``), through its own API, on
   an OpenAI-compatible endpoint (the bundled model's llama.cpp server, for ``local``).
 
+An RLM method named with ``+tips`` (``rlm+tips``, ``rlm-no-subcalls+tips``) is the same method with
+:attr:`Settings.tips` appended to the root's prompt; without the suffix it runs without them. So one
+sweep puts both side by side, and each is a rollout of its own in the results. The tools of
+:attr:`Settings.tools` / :attr:`Settings.sub_tools` go to every RLM method.
+
 Each returns an :class:`Outcome`; a failure of the method is an outcome with ``error`` set, so a
 sweep goes on. Exceptions that escape are the harness's own faults, and the runner records them as
 crashed rollouts, which a resumed sweep runs again.
@@ -15,8 +20,10 @@ crashed rollouts, which a resumed sweep runs again.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import importlib
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -25,7 +32,39 @@ from ..errors import ConfigError, RLMError
 from ..lm import DEFAULT_MODELS
 from .tasks import Task, as_text
 
-__all__ = ["Settings", "Outcome", "METHODS", "run_method"]
+__all__ = ["Settings", "Outcome", "METHODS", "TIPS", "run_method", "split_method", "load_tools"]
+
+TIPS = "+tips"  # the suffix of a method that runs with the sweep's tips
+_TAKES_TIPS = ("rlm", "rlm-no-subcalls")
+
+ToolSpec = Mapping[str, Callable[..., Any]] | Sequence[Callable[..., Any]] | str | None
+
+
+def split_method(name: str) -> tuple[str, bool]:
+    """``"rlm+tips"`` -> ``("rlm", True)``: the method that runs, and whether with the tips."""
+    return (name[: -len(TIPS)], True) if name.endswith(TIPS) else (name, False)
+
+
+def tips_digest(tips: str | None) -> str:
+    """A short name for a tips text, in the rollout key: other tips are other rollouts."""
+    return hashlib.sha256(tips.strip().encode()).hexdigest()[:8] if tips and tips.strip() else ""
+
+
+def load_tools(spec: ToolSpec) -> Any:
+    """Tools as given (a dict or list of functions), or named by an import path ``module:attr``
+    (a dict or list there), so a command line and a Ray worker can find them."""
+    if not isinstance(spec, str):
+        return spec or {}
+    module, _, attr = spec.partition(":")
+    if not module or not attr:
+        raise ConfigError(f"Tools are named module:attr, not {spec!r}.")
+    try:
+        value = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"Cannot import the tools {spec!r}: {exc}") from None
+    if callable(value) and not isinstance(value, (Mapping, Sequence)):
+        value = [value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -46,6 +85,10 @@ class Settings:
     base_max_tokens: int = 2048
     executor: str = "kernel"  # where an RLM rollout's code runs: its own kernel, with no keys inside
     executor_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    tips: str | None = None  # appended to the root's prompt by the methods named with +tips
+    tools: ToolSpec = None  # functions the root's code calls: {"name": fn}, [fn, ...] or "module:attr"
+    sub_tools: ToolSpec = None  # functions only the sub-calls' models call (function calling)
+    max_tool_rounds: int = 8
 
     @property
     def model_label(self) -> str:
@@ -84,7 +127,15 @@ class Settings:
         for name in ("backend_kwargs", "sub_backend_kwargs", "executor_kwargs"):
             if out[name] is not None:
                 out[name] = {k: v for k, v in out[name].items() if k not in hidden}
+        for name in ("tools", "sub_tools"):  # functions by name: a results file holds no code
+            if out[name] is not None and not isinstance(out[name], str):
+                items = out[name].items() if isinstance(out[name], Mapping) else enumerate(out[name])
+                out[name] = [k if isinstance(k, str) else getattr(fn, "__name__", str(fn)) for k, fn in items]
         return out
+
+    def tips_for(self, method: str) -> str:
+        """The digest of the tips a method runs with ("" for none), which its rollout key holds."""
+        return tips_digest(self.tips) if split_method(method)[1] else ""
 
     def with_(self, **changes: Any) -> Settings:
         return replace(self, **changes)
@@ -124,6 +175,10 @@ async def _rlm(task: Task, settings: Settings, log_dir: Path | None, *, subcalls
         log_dir=log_dir if log_dir is not None else False,
         executor=settings.executor,
         executor_kwargs=dict(settings.executor_kwargs),
+        tips=settings.tips,
+        tools=load_tools(settings.tools),
+        sub_tools=load_tools(settings.sub_tools),
+        max_tool_rounds=settings.max_tool_rounds,
     )
     result = await rlm.acompletion(task.context, task.question)
     usage = result.usage
@@ -222,16 +277,39 @@ METHODS: dict[str, Method] = {
 }
 
 
-def check_methods(names: list[str]) -> None:
-    unknown = [n for n in names if n not in METHODS]
-    if unknown:
-        raise ConfigError(f"Unknown method {unknown[0]!r}: choose from {', '.join(METHODS)}.")
+def check_methods(names: list[str], settings: Settings | None = None) -> None:
+    """One-line errors for a sweep's methods: unknown names, ``+tips`` with no tips, tips no method
+    takes, tools that cannot be imported."""
+    for name in names:
+        method, with_tips = split_method(name)
+        if method not in METHODS:
+            raise ConfigError(
+                f"Unknown method {name!r}: choose from {', '.join(METHODS)} "
+                f"(and {', '.join(m + TIPS for m in _TAKES_TIPS)} with tips)."
+            )
+        if with_tips and method not in _TAKES_TIPS:
+            raise ConfigError(f"Method {name!r}: only {' and '.join(_TAKES_TIPS)} take tips.")
+    if settings is None:
+        return
+    tipped = [n for n in names if split_method(n)[1]]
+    if tipped and not tips_digest(settings.tips):
+        raise ConfigError(f"Method {tipped[0]!r} runs with tips, and none are given: pass tips (--tips).")
+    if tips_digest(settings.tips) and not tipped:
+        raise ConfigError(
+            "Tips are given but no method runs with them: add +tips to a method "
+            "(--methods rlm,rlm+tips runs with and without them side by side)."
+        )
+    for spec in (settings.tools, settings.sub_tools):
+        load_tools(spec)
 
 
 async def run_method(
     name: str, task: Task, settings: Settings, log_dir: Path | None
 ) -> tuple[Outcome, float]:
-    """Run one method on one task; (outcome, wall seconds)."""
+    """Run one method on one task; (outcome, wall seconds). A ``+tips`` method gets the tips."""
+    method, with_tips = split_method(name)
+    if not with_tips and settings.tips is not None:
+        settings = settings.with_(tips=None)
     started = time.perf_counter()
-    outcome = await METHODS[name](task, settings, log_dir)
+    outcome = await METHODS[method](task, settings, log_dir)
     return outcome, time.perf_counter() - started

@@ -47,13 +47,13 @@ def plot(
     cols = min(3, max(1, len(families)))
     rows = math.ceil(len(families) / cols) or 1
     fig, axes = plt.subplots(rows, cols, figsize=(max(6.4, 4.6 * cols), 3.6 * rows + 0.8), squeeze=False)
-    series = sorted({(c.method, c.model) for c in cells})
+    series = sorted({(c.label, c.model) for c in cells})
     for ax, fam in zip(axes.flat, families, strict=False):
         for i, (method, model) in enumerate(series):
             points = sorted(
                 (c.length, 100 * c.score)
                 for c in cells
-                if (c.family, c.method, c.model) == (fam, method, model)
+                if (c.family, c.label, c.model) == (fam, method, model)
             )
             if points:
                 xs, ys = zip(*points, strict=True)
@@ -85,7 +85,7 @@ def plot(
         points = [
             (c.cost, 100 * c.score)
             for c in cells
-            if (c.method, c.model) == (method, model) and c.cost is not None
+            if (c.label, c.model) == (method, model) and c.cost is not None
         ]
         if points:
             xs, ys = zip(*points, strict=True)

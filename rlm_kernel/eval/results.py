@@ -52,10 +52,11 @@ class Row:
     trajectory: str | None = None
     crashed: bool = False
     meta: dict[str, Any] | None = None
+    tips: str = ""  # the digest of the tips a "+tips" method ran with; rows before tips have none
 
     @property
     def key(self) -> str:
-        return rollout_key(self.task_id, self.method, self.model, self.sub_model, self.profile)
+        return rollout_key(self.task_id, self.method, self.model, self.sub_model, self.profile, self.tips)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -66,8 +67,10 @@ class Row:
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
-def rollout_key(task_id: str, method: str, model: str, sub_model: str, profile: str) -> str:
-    return "|".join((task_id, method, model, sub_model, profile))
+def rollout_key(task_id: str, method: str, model: str, sub_model: str, profile: str, tips: str = "") -> str:
+    """What makes two rollouts the same one (a resumed sweep skips it). The tips' digest joins only
+    where there are tips, so the keys of rows written before them are unchanged."""
+    return "|".join((task_id, method, model, sub_model, profile, *((tips,) if tips else ())))
 
 
 COLUMNS = [f.name for f in fields(Row)]
@@ -155,6 +158,12 @@ class Cell:
     wall_s: float
     root_tokens: float
     sub_tokens: float
+    tips: str = ""
+    label: str = ""  # the method as the table and plots name it
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", self.method)
 
 
 class Results:
@@ -176,11 +185,16 @@ class Results:
         return pd.DataFrame(self.to_records())
 
     def summary(self) -> list[Cell]:
-        groups: dict[tuple[str, int, str, str], list[Row]] = defaultdict(list)
+        """One cell per family, length, method (with its tips) and model. A method that ran with
+        more than one tips text here is labelled with each one's digest: ``rlm+tips [1a2b3c4d]``."""
+        groups: dict[tuple[str, int, str, str, str], list[Row]] = defaultdict(list)
         for row in self.rows:
-            groups[(row.family, row.length, row.method, row.model)].append(row)
+            groups[(row.family, row.length, row.method, row.model, row.tips)].append(row)
+        texts: dict[str, set[str]] = defaultdict(set)
+        for _, _, method, _, tips in groups:
+            texts[method].add(tips)
         cells = []
-        for (fam, length, method, model), rows in sorted(groups.items()):
+        for (fam, length, method, model, tips), rows in sorted(groups.items()):
             costs = [r.cost for r in rows]
             cells.append(
                 Cell(
@@ -195,6 +209,8 @@ class Results:
                     wall_s=sum(r.wall_s for r in rows) / len(rows),
                     root_tokens=sum(r.root_input_tokens + r.root_output_tokens for r in rows) / len(rows),
                     sub_tokens=sum(r.sub_input_tokens + r.sub_output_tokens for r in rows) / len(rows),
+                    tips=tips,
+                    label=f"{method} [{tips}]" if tips and len(texts[method]) > 1 else method,
                 )
             )
         return cells
@@ -208,7 +224,7 @@ class Results:
         for c in self.summary():
             cost = "unknown" if c.cost is None else f"${c.cost:.4f}"
             lines.append(
-                f"| {c.family} | {format_length(c.length)} | {c.method} | {c.model} | {c.n} | "
+                f"| {c.family} | {format_length(c.length)} | {c.label} | {c.model} | {c.n} | "
                 f"{100 * c.score:.1f} | {c.errors} | {cost} | {c.wall_s:.1f} s |"
             )
         return "\n".join(lines)

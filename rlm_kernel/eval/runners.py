@@ -44,7 +44,12 @@ class Job:
 
     def key(self, settings: Settings) -> str:
         return rollout_key(
-            self.task_id, self.method, settings.model_label, settings.sub_model_label, settings.profile or ""
+            self.task_id,
+            self.method,
+            settings.model_label,
+            settings.sub_model_label,
+            settings.profile or "",
+            settings.tips_for(self.method),
         )
 
 
@@ -95,6 +100,7 @@ async def rollout(task: Task, method: str, settings: Settings, trajectories: Pat
         trajectory=outcome.trajectory,
         crashed=crashed,
         meta={**task.meta, **({"warnings": outcome.warnings} if outcome.warnings else {})},
+        tips=settings.tips_for(method),
     )
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from .methods import Settings, check_methods
+from .methods import Settings, check_methods, split_method
 from .results import Results, ResultsDir
 from .runners import Job, LocalRunner, Progress, Runner
 from .tasks import Task, generated_tasks, load_jsonl, parse_length
@@ -62,12 +62,14 @@ async def arun(
 ) -> Results:
     """Run the sweep's rollouts that are not in ``out`` yet; return every row of ``out`` for this sweep.
 
-    Settings (``backend``, ``model``, ``sub_model``, ``profile``, ``max_iterations``, ``timeout``, …)
-    come as a :class:`Settings` or as keywords."""
+    Settings (``backend``, ``model``, ``sub_model``, ``profile``, ``max_iterations``, ``timeout``,
+    ``tips``, ``tools``, ``sub_tools``, …) come as a :class:`Settings` or as keywords. With tips, name
+    the methods that take them with ``+tips``: ``methods=["rlm", "rlm+tips"]`` runs both."""
     settings = (
         (settings or Settings()).with_(**setting_overrides) if setting_overrides else settings or Settings()
     )
-    if "reference" in methods:
+    check_methods(list(methods), settings)
+    if any(split_method(m)[0] == "reference" for m in methods):
         try:
             import rlm  # noqa: F401 - the rlms package
         except ImportError:
