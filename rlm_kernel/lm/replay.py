@@ -38,7 +38,8 @@ def request_key(messages: list[Message]) -> str:
         ],
         ensure_ascii=False,
     )
-    return hashlib.sha256(canonical.encode()).hexdigest()[:32]
+    # surrogatepass: a prompt may hold a lone surrogate that code printed
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 class Recording:
