@@ -291,7 +291,12 @@ class RLMRun:
             sub_tools=self.config.sub_tools,
             tips=self.config.tips,
         )
-        self.messages = opening[:-1]
+        self._started(opening[:-1])
+        return self._ask(opening[-1]["content"])
+
+    def _started(self, prefix: list[Message], **branch: Any) -> None:
+        """The conversation's fixed start is ``prefix``; the run is under way."""
+        self.messages = prefix
         if self.config.profile == "small" and self.config.system_prompt is None:
             self._first_code = prompts.reply_start(self.context_meta, self.question)
         self._chars = sum(len(m["content"]) for m in self.messages)
@@ -305,34 +310,21 @@ class RLMRun:
                 parent_call_id=self.parent_call_id,
                 settings=self.config.public(),
                 prompt=[dict(m) for m in self.messages],
+                **branch,
             )
         )
-        return self._ask(opening[-1]["content"])
 
     def _start_branch(self) -> Action:
         """A rewind: the recorded conversation up to the request that proposed the branch's step,
         then the steps before it run again (``Execute(replay=True)``), then that request again."""
         branch = self.branch
         assert branch is not None
-        self.messages = [dict(m) for m in branch.messages[:-1]]  # type: ignore[misc]
-        if self.config.profile == "small" and self.config.system_prompt is None:
-            self._first_code = prompts.reply_start(self.context_meta, self.question)
-        self._chars = sum(len(m["content"]) for m in self.messages)
         self.turns, self.iterations = branch.turn - 1, branch.iterations
         self._seen_output = any(s.output.strip() for s in branch.steps)
-        self.emit(
-            RunStarted(
-                **self._ids(),
-                question=self.question,
-                context_meta=self.context_meta,
-                model=self.model,
-                sub_model=self.sub_model,
-                parent_call_id=self.parent_call_id,
-                settings=self.config.public(),
-                prompt=[dict(m) for m in self.messages],
-                parent_run=branch.parent_run,
-                branched_at=branch.step,
-            )
+        self._started(
+            [dict(m) for m in branch.messages[:-1]],  # type: ignore[misc]
+            parent_run=branch.parent_run,
+            branched_at=branch.step,
         )
         self._replays = list(branch.steps)
         return self._replay_next()

@@ -11,6 +11,16 @@ from typing import Any
 from jupyter_client.manager import start_new_kernel
 
 
+def scripted_env(server: Any, log_dir: Any) -> dict[str, str]:
+    """A kernel's environment for runs against the scripted server (tests/scripted_server.py)."""
+    return {
+        "OPENAI_BASE_URL": server.openai_base_url,
+        "OPENAI_API_KEY": "sk-test",
+        "RLM_MODEL": "gpt-4o-mini",
+        "RLM_LOG_DIR": str(log_dir),
+    }
+
+
 class KernelSession:
     """Starts ``kernel_name`` with ``env``; runs cells; records every IOPub message with its arrival time."""
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 from frontend import FrontEnd
-from kernel_session import KernelSession
+from kernel_session import KernelSession, scripted_env
 from scripted_server import Reply, Script, ScriptedServer
 
 from rlm_kernel.messages import PROTOCOL_VERSION, CellOfRun, Pause, RegenerateMsg, Resume, SetMode, Stop
@@ -24,12 +24,7 @@ def server() -> Iterator[ScriptedServer]:
 
 @pytest.fixture
 def kernel(server: ScriptedServer, tmp_path) -> Iterator[KernelSession]:
-    env = {
-        "OPENAI_BASE_URL": server.openai_base_url,
-        "OPENAI_API_KEY": "sk-test",
-        "RLM_MODEL": "gpt-4o-mini",
-        "RLM_LOG_DIR": str(tmp_path),
-    }
+    env = scripted_env(server, tmp_path)
     server.requests.clear()
     with KernelSession("rlm-python", env) as session:
         assert session.execute("doc = 'abcdefg' * 3")["status"] == "ok"

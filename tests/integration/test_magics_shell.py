@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
 import pytest
 from IPython.core.error import UsageError
@@ -13,24 +12,6 @@ from scripted_server import Script, ScriptedServer
 
 def repl(code: str) -> str:
     return f"```repl\n{code}\n```"
-
-
-@pytest.fixture
-def shell(
-    scripted_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch, tmp_path
-) -> Iterator[InteractiveShell]:
-    monkeypatch.setenv("OPENAI_BASE_URL", scripted_server.openai_base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("RLM_LOG_DIR", str(tmp_path))
-    for var in ("RLM_BACKEND", "RLM_MODEL", "RLM_SUB_MODEL"):
-        monkeypatch.delenv(var, raising=False)
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "rlm_kernel")
-    ip.run_line_magic("config", "RLMMagics.model = 'gpt-4o-mini'")
-    yield ip
-    ip.run_line_magic("unload_ext", "rlm_kernel")
-    ip.config.pop("RLMMagics", None)
-    InteractiveShell.clear_instance()
 
 
 def run(ip: InteractiveShell, cell: str):

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 from frontend import FrontEnd
-from kernel_session import KernelSession
+from kernel_session import KernelSession, scripted_env
 from scripted_server import Reply, Script, ScriptedServer
 
 STEP_1 = "chunks = [context[:10], context[10:]]\nsizes = llm_query_batched([f'size of {c}' for c in chunks])"
@@ -27,12 +27,7 @@ def server() -> Iterator[ScriptedServer]:
 
 @pytest.fixture
 def kernel(server: ScriptedServer, tmp_path) -> Iterator[KernelSession]:
-    env = {
-        "OPENAI_BASE_URL": server.openai_base_url,
-        "OPENAI_API_KEY": "sk-test",
-        "RLM_MODEL": "gpt-4o-mini",
-        "RLM_LOG_DIR": str(tmp_path),
-    }
+    env = scripted_env(server, tmp_path)
     server.requests.clear()
     server.responder = Script(root=[repl(STEP_1), repl(STEP_2)], sub=Reply(text="ten"))
     with KernelSession("rlm-python", env) as session:

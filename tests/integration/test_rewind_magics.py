@@ -9,8 +9,7 @@ from collections.abc import Iterator
 import pytest
 from frontend import FrontEnd
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
-from kernel_session import KernelSession
+from kernel_session import KernelSession, scripted_env
 from scripted_server import Reply, Script, ScriptedServer
 
 from rlm_kernel.events import RunStarted
@@ -29,25 +28,6 @@ ROOT = [
     repl("m = n + 1\nprint('m', m)"),
     repl("FINAL(str(m))"),
 ]
-
-
-@pytest.fixture
-def shell(
-    scripted_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch, tmp_path
-) -> Iterator[InteractiveShell]:
-    monkeypatch.setenv("OPENAI_BASE_URL", scripted_server.openai_base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("RLM_LOG_DIR", str(tmp_path))
-    for var in ("RLM_BACKEND", "RLM_MODEL", "RLM_SUB_MODEL"):
-        monkeypatch.delenv(var, raising=False)
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "rlm_kernel")
-    ip.run_line_magic("config", "RLMMagics.model = 'gpt-4o-mini'")
-    ip.run_line_magic("config", "RLMMagics.widget = False")
-    yield ip
-    ip.run_line_magic("unload_ext", "rlm_kernel")
-    ip.config.pop("RLMMagics", None)
-    InteractiveShell.clear_instance()
 
 
 def test_continue_from_a_result_variable_a_run_id_and_a_file(shell, scripted_server, tmp_path) -> None:
@@ -92,12 +72,7 @@ def test_continue_from_mistakes_are_one_line(shell, scripted_server) -> None:
 
 @pytest.fixture
 def kernel(scripted_server: ScriptedServer, tmp_path) -> Iterator[KernelSession]:
-    env = {
-        "OPENAI_BASE_URL": scripted_server.openai_base_url,
-        "OPENAI_API_KEY": "sk-test",
-        "RLM_MODEL": "gpt-4o-mini",
-        "RLM_LOG_DIR": str(tmp_path),
-    }
+    env = scripted_env(scripted_server, tmp_path)
     with KernelSession("rlm-python", env) as session:
         assert session.execute("doc = 'y' * 60")["status"] == "ok"
         yield session
