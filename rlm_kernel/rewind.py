@@ -76,7 +76,6 @@ class Branch:
     late_human_steps: int  # the last this many ``steps`` ran after the request: told to the root next turn
     hints: list[str]  # given after the request, for the root's next turn as in the recorded run
     replies: dict[tuple[int, str], list[str]] = field(repr=False)
-    set_aside: str = ""  # the recorded reply that proposed the step: what the human chose against
 
     def recorded(self) -> RecordedReplies:
         return RecordedReplies(self.replies)
@@ -153,7 +152,6 @@ def branch_at(events: Iterable[Event], step: int, run_id: str | None = None) -> 
         late_human_steps=late,
         hints=hints,
         replies=_replies(own[:reply_at]),
-        set_aside=own[reply_at].text,  # type: ignore[attr-defined]
     )
 
 

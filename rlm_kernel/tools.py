@@ -94,8 +94,11 @@ def calls_in_text(text: str, names: Iterable[str]) -> list[ToolRequest]:
     in ``<tool_call>`` tags. Small local models do this when their server's chat template does
     not parse their calls; anything else is no call."""
     match = _FENCE.match(text)
+    body = (match.group(1) if match else text).strip()
+    if body.startswith("{{") and body.endswith("}}"):  # braces doubled, as in a template's escape
+        body = body[1:-1]
     try:  # the first JSON value: a small model may write the same call over and over
-        value, _ = json.JSONDecoder().raw_decode((match.group(1) if match else text).strip())
+        value, _ = json.JSONDecoder().raw_decode(body)
     except (json.JSONDecodeError, TypeError):
         return []
     items = value if isinstance(value, list) else [value]
