@@ -38,7 +38,7 @@ from .events import (
     RunStarted,
     StepStarted,
 )
-from .export_stats import ExportStats
+from .export_stats import ExportStats, sample_chars
 from .protocol import code_blocks
 from .repair import REPAIRS, repair
 from .trajectory import from_notebook, load
@@ -152,8 +152,10 @@ def conversations(events: Iterable[Event]) -> list[Conversation]:
 def _mark_choice(branch: Conversation, parent: Conversation | None) -> None:
     """The human continued ``parent`` as ``branch``: the parent's reply at the turn the branch asked
     again is set aside for the branch's, and the parent's turns from there on are superseded."""
-    at = branch.first_turn - parent.first_turn if parent is not None else -1
-    if parent is None or not branch.turns or not 0 <= at < len(parent.turns):
+    if parent is None or not branch.turns:
+        return
+    at = branch.first_turn - parent.first_turn
+    if not 0 <= at < len(parent.turns):
         return
     branch.turns[0].rejected.insert(0, parent.turns[at].reply)
     for turn in parent.turns[at:]:
@@ -312,7 +314,8 @@ def main(argv: list[str] | None = None) -> int:
                 stats.children += 1
                 continue
             repair(conv, enabled)
-            stats.before.add(samples(conv))
+            every = list(samples(conv))
+            stats.before.add(every)
             score = scores.get(conv.run_id, 1.0 if conv.succeeded else 0.0)
             if score == 0:
                 stats.scored_zero += 1
@@ -320,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
             if conv.length < args.min_turns:
                 stats.too_few_turns += 1
                 continue
-            kept = list(samples(conv, args.max_chars))
+            kept = [s for s in every if args.max_chars is None or sample_chars(s) <= args.max_chars]
             stats.too_long += len(conv.turns) - len(kept)
             stats.after.add(kept)
             for sample in kept:

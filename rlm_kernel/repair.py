@@ -79,6 +79,16 @@ def _in(spans: list[tuple[int, int]], pos: int) -> bool:
     return any(a <= pos < b for a, b in spans)
 
 
+def _respell_outside_code(target: str, pattern: re.Pattern[str], old: str, new: str) -> str | None:
+    """``target`` with ``old`` spelled ``new`` in the first ``pattern`` match outside code, if any."""
+    spans = _code_spans(target)
+    for m in pattern.finditer(target):
+        if not _in(spans, m.start()):
+            at = m.start() + m.group(0).index(old)
+            return target[:at] + new + target[at + len(old) :]
+    return None
+
+
 def _literal_text(argument: str) -> str:
     """What ``FINAL(argument)`` answers with: a Python literal's value, else the text itself."""
     try:
@@ -100,13 +110,8 @@ def _final_var(target: str, answer: str, source: str, bound: set[str]) -> str | 
     name = directive.argument
     if not _IDENT.match(name) or name not in bound or answer == name:
         return None  # not a name the code made, or the run answered with the name itself
-    spans = _code_spans(target)
-    for m in _FINAL.finditer(target):
-        if not _in(spans, m.start()):
-            at = m.group(0).index("FINAL(") + m.start()
-            fixed = target[:at] + "FINAL_VAR(" + target[at + len("FINAL(") :]
-            return fixed if _reads_back(fixed, answer, {name: answer}) else None
-    return None
+    fixed = _respell_outside_code(target, _FINAL, "FINAL(", "FINAL_VAR(")
+    return fixed if fixed is not None and _reads_back(fixed, answer, {name: answer}) else None
 
 
 def _final_literal_in_prose(target: str, reply: str, answer: str, source: str) -> str | None:
@@ -118,13 +123,8 @@ def _final_literal_in_prose(target: str, reply: str, answer: str, source: str) -
         return None  # a variable's name (quoted or not): FINAL_VAR is the right form
     if source != "final_turn" or answer not in (value, reply.strip()):
         return None  # elsewhere the engine refused it and the run went on
-    spans = _code_spans(target)
-    for m in _FINAL_VAR.finditer(target):
-        if not _in(spans, m.start()):
-            at = m.group(0).index("FINAL_VAR(") + m.start()
-            fixed = target[:at] + "FINAL(" + target[at + len("FINAL_VAR(") :]
-            return fixed if _reads_back(fixed, value) else None
-    return None
+    fixed = _respell_outside_code(target, _FINAL_VAR, "FINAL_VAR(", "FINAL(")
+    return fixed if fixed is not None and _reads_back(fixed, value) else None
 
 
 def _final_literal_in_code(target: str, answer: str, source: str) -> str | None:
