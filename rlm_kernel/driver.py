@@ -26,7 +26,7 @@ from typing import Any
 from .budget import Budget
 from .config import RLMConfig
 from .engine import Action, AskRoot, Execute, Finish, ResolveFinal, RLMRun
-from .errors import RLMError, RunCancelled
+from .errors import RLMError, RunCancelled, one_line
 from .events import EventBus, RootToken
 from .executors.base import Executor, StepOutcome
 from .executors.local import LocalExecutor
@@ -369,8 +369,7 @@ def drive(parts: RunParts) -> Finish:
 
 
 def _unexpected(exc: Exception) -> RLMError:
-    text = str(exc).splitlines()[0] if str(exc) else ""
-    return RLMError(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)
+    return RLMError(one_line(exc))
 
 
 Approve = Callable[[int, str], Awaitable["str | Regenerate"]]

@@ -28,7 +28,14 @@ __all__ = [
     "ReplayMismatch",
     "ModelFetchError",
     "LocalServerError",
+    "one_line",
 ]
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line of a message: its type, and the first line of its text if any."""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 class RLMError(Exception):

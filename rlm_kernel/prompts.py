@@ -18,6 +18,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .errors import one_line
 from .lm.base import Message
 from .tools import Tool
 from .worked import example_turns, reply_start, shape_of
@@ -102,7 +103,7 @@ def context_metadata(context: Any) -> dict[str, Any]:
     try:
         return _metadata(context)
     except Exception as exc:
-        why = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
+        why = one_line(exc)
         return {
             "type": type(context).__name__,
             "shape": "unknown",

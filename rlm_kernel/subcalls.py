@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from .budget import Budget
-from .errors import RLMError, RunCancelled
+from .errors import RLMError, RunCancelled, one_line
 from .events import Event, SubcallFinished, SubcallStarted, ToolCalled
 from .lm.base import Completion, LMClient, Message, estimate_tokens
 from .lm.replay import request_key
@@ -328,7 +328,7 @@ class Subcalls:
             result = tool.call(request.arguments)
         except Exception as exc:
             return self._ran(
-                call_id, step, tool.name, request.arguments, started=started, error=_one_line(exc)
+                call_id, step, tool.name, request.arguments, started=started, error=one_line(exc)
             )
         return self._ran(call_id, step, tool.name, request.arguments, started=started, result=result)
 
@@ -382,7 +382,7 @@ class Subcalls:
         try:
             value = tool.fn(*args, **kwargs)
         except Exception as exc:
-            self._ran(None, step, name, arguments, started=started, error=_one_line(exc))
+            self._ran(None, step, name, arguments, started=started, error=one_line(exc))
             raise
         self._ran(None, step, name, arguments, started=started, result=as_text(value))
         return value
@@ -507,11 +507,6 @@ def _repeated(asked: list[tuple[str, str]], results: dict[tuple[str, str], str])
     """What a model that asks for the calls it already made is told instead of their results again."""
     given = "\n".join(f"- {name}({args}) gave: {results[(name, args)][:2000]}" for name, args in asked)
     return f"You already called these tools, and they gave:\n{given}\nAnswer now, in text, without a tool."
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).splitlines()[0] if str(exc) else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _replayed(reply: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ verbose output stays in that sub-call and never reaches the root's context.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import re
@@ -72,17 +73,22 @@ class Tool:
         """The provider-neutral declaration: name, description, parameters (each backend wraps it)."""
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
-    def call(self, arguments: str) -> str:
-        """Run the tool with a model's JSON arguments, checked against the signature; its result as text."""
+    @functools.cached_property
+    def _checked(self) -> Callable[..., Any]:
+        """The function behind pydantic's check of its arguments, built once a tool."""
         from pydantic import validate_call
 
+        return validate_call(self.fn)
+
+    def call(self, arguments: str) -> str:
+        """Run the tool with a model's JSON arguments, checked against the signature; its result as text."""
         try:
             args = json.loads(arguments or "{}")
         except json.JSONDecodeError as exc:
             raise ValueError(f"the arguments are not JSON: {exc}") from None
         if not isinstance(args, dict):
             raise ValueError("the arguments must be a JSON object")
-        return as_text(validate_call(self.fn)(**args))
+        return as_text(self._checked(**args))
 
 
 _FENCE = re.compile(r"^\s*(?:<tool_call>|```(?:json)?)\s*(.*?)\s*(?:</tool_call>|```)?\s*$", re.DOTALL)

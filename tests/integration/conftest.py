@@ -18,6 +18,13 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+@pytest.fixture(scope="module")
+def server() -> Iterator[ScriptedServer]:
+    """One scripted LM server for a module's tests (a kernel's environment points at it)."""
+    with ScriptedServer() as srv:
+        yield srv
+
+
 @pytest.fixture
 def shell(
     scripted_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch, tmp_path

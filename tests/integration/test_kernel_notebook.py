@@ -16,12 +16,6 @@ def repl(code: str) -> str:
     return f"Next step.\n```repl\n{code}\n```"
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as srv:
-        yield srv
-
-
 @pytest.fixture
 def kernel(server: ScriptedServer, tmp_path) -> Iterator[KernelSession]:
     env = scripted_env(server, tmp_path)
