@@ -1,7 +1,8 @@
 /**
  * How RLM cells look: a class on the cell node (left border), a badge "RLM step N" (with
- * "edited", "human" or "not run" when so) whose tooltip sums the step's tokens, latency and cost. Everything is derived from the cell's `metadata.rlm`, so a saved
- * notebook looks the same when reopened.
+ * "edited", "human", "not run" or why it waited, when so) whose tooltip sums the step's tokens,
+ * latency and cost. Everything is derived from the cell's `metadata.rlm`, so a saved notebook
+ * looks the same when reopened.
  */
 
 import type { Cell } from '@jupyterlab/cells';

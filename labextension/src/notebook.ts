@@ -51,6 +51,11 @@ import { RunLog } from './runs';
 /** A cell of the notebook's shared model. */
 type SharedCell = NonNullable<NotebookPanel['content']['model']>['sharedModel']['cells'][number];
 
+/** The metadata of each of a cell's outputs (a `%%rlm` cell's output keeps its run's trajectory). */
+function outputsMetadata(cell: SharedCell): unknown[] {
+  return ((cell.toJSON() as { outputs?: Array<{ metadata?: unknown }> }).outputs ?? []).map(o => o.metadata);
+}
+
 export interface IRlmNotebookOptions {
   executor?: INotebookCellExecutor | null;
   sessionDialogs?: ISessionContextDialogs | null;
@@ -225,13 +230,9 @@ export class RlmNotebook implements IDisposable {
     if (found !== undefined) {
       return found;
     }
-    for (const cell of cells) {
-      const outputs = (cell.toJSON() as { outputs?: Array<{ metadata?: unknown }> }).outputs ?? [];
-      if (outputs.some(o => savedEvents(o.metadata).some(e => e.kind === 'run_started' && e.run_id === runId))) {
-        return cell;
-      }
-    }
-    return null;
+    const started = (metadata: unknown): boolean =>
+      savedEvents(metadata).some(e => e.kind === 'run_started' && e.run_id === runId);
+    return cells.find(cell => outputsMetadata(cell).some(started)) ?? null;
   }
 
   // -- the comm ------------------------------------------------------------------------------
@@ -477,15 +478,11 @@ export class RlmNotebook implements IDisposable {
    * the new proposal gets a cell of its own below it.
    */
   private reproposed(msg: ProposeStepMsg): number | null {
-    const model = this.panel.content.model;
-    const cellId = this.log.get(msg.run_id)?.steps.find(s => s.step === msg.step)?.cellId ?? null;
-    if (model === null || cellId === null) {
-      return null;
-    }
-    const index = model.sharedModel.cells.findIndex(c => c.getId() === cellId);
-    const shared = index < 0 ? undefined : model.sharedModel.cells[index];
-    const meta = shared === undefined ? null : readCellMeta(shared.getMetadata('rlm'));
-    if (shared === undefined || !takesNewProposal(shared.getSource(), meta)) {
+    const cellId = this.log.proposalCell(msg.run_id, msg.step);
+    const cells = this.panel.content.model?.sharedModel.cells ?? [];
+    const index = cellId === null ? -1 : cells.findIndex(c => c.getId() === cellId);
+    const shared = cells[index];
+    if (index < 0 || !takesNewProposal(shared.getSource(), readCellMeta(shared.getMetadata('rlm')))) {
       return null;
     }
     shared.setSource(msg.code);
@@ -587,10 +584,10 @@ export class RlmNotebook implements IDisposable {
       if (cell.cell_type !== 'code') {
         continue;
       }
-      for (const output of (cell.toJSON() as { outputs?: Array<{ metadata?: unknown }> }).outputs ?? []) {
-        const events = savedEvents(output.metadata);
+      for (const metadata of outputsMetadata(cell)) {
+        const events = savedEvents(metadata);
         if (events.length > 0) {
-          this.log.applySaved(events, savedMode(output.metadata));
+          this.log.applySaved(events, savedMode(metadata));
         }
       }
     }

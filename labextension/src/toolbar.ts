@@ -1,7 +1,7 @@
 /**
- * Toolbar items of an RLM Python notebook: mode (auto/step), pause/resume, stop, and a one-line
- * status of the panel's active run. Plain DOM buttons with JupyterLab's toolbar classes, so the
- * labels can change as the run does.
+ * Toolbar items of an RLM Python notebook: mode (auto, confirm-risky, step), regenerate,
+ * pause/resume, stop, and a one-line status of the panel's active run. Plain DOM buttons with
+ * JupyterLab's toolbar classes, so the labels can change as the run does.
  */
 
 import { Widget } from '@lumino/widgets';
@@ -95,13 +95,13 @@ export function addToolbarItems(controller: RlmNotebook): void {
       state.modeEnabled,
       state.mode !== 'auto'
     );
-    const waiting = active !== null && state.enabled && active.waitingFor !== null;
+    const regenerable = state.enabled && active !== null && active.waitingFor !== null && active.canRegenerate;
     regenerate.set(
       'Regenerate',
-      waiting && active !== null && active.canRegenerate
+      regenerable
         ? `Ask the root for another proposal for step ${active.waitingFor} (this one is kept in the trajectory as rejected)`
         : 'Regenerate: asks the root again for a step that waits for you, before any code of its reply ran',
-      waiting && active !== null && active.canRegenerate,
+      regenerable,
       false
     );
     pause.set(
