@@ -12,10 +12,13 @@ or ``gateway`` executor.
 from __future__ import annotations
 
 import ast
+import typing
+
+from .messages import Mode
 
 __all__ = ["LADDER", "risk_of", "capped"]
 
-LADDER = ("auto", "confirm-risky", "step")  # most autonomous first
+LADDER: tuple[str, ...] = typing.get_args(Mode)  # most autonomous first
 
 # Top-level modules whose import alone makes a step worth a look.
 RISKY_MODULES = frozenset(

@@ -130,7 +130,7 @@ class StepApproval:
             self._loop.call_soon_threadsafe(self._future.cancel)
 
     async def __call__(self, step: int, code: str) -> str | Regenerate:
-        reason = risk_of(code)
+        reason = risk_of(code) if self.only_risky else None
         if self.only_risky and reason is None:
             return code
         self._loop = asyncio.get_running_loop()

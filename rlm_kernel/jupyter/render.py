@@ -332,7 +332,7 @@ def _step_line(view: StepView, state: RunState) -> str:
     if view.calls:
         running = sum(r.status == "running" for r in view.calls.values())
         bits.append(f"{len(view.calls)} sub-call(s)" + (f", {running} running" if running else ""))
-    if tools := [*view.tools, *(t for r in view.calls.values() for t in r.tools)]:
+    if tools := view.all_tools():
         failed = sum(t.error is not None for t in tools)
         bits.append(
             f"{len(tools)} tool call(s): {safe.text(tool_names(tools))}"
@@ -345,6 +345,15 @@ def _step_line(view: StepView, state: RunState) -> str:
     return f'<div class="rlm-run-step">{" · ".join(bits)}</div>'
 
 
+def _tail(state: RunState, answer: bool) -> str:
+    """The root's reply as it is written (until it becomes a step), or the answer once the run ended."""
+    if state.streaming and not state.ended:
+        return f'<pre style="{_PRE}">root ▸ {safe.text(state.streaming)}</pre>'
+    if answer and state.answer is not None and state.ended:
+        return f'<div><b>Answer:</b></div><pre style="{_PRE}">{safe.text(state.answer[:4000])}</pre>'
+    return ""
+
+
 def _compact(state: RunState, answer: bool) -> str:
     parts = [_header(state, warnings=False)]
     if state.question:
@@ -355,10 +364,7 @@ def _compact(state: RunState, answer: bool) -> str:
             f'<div style="color:{_MUTED}">Each step is a cell below, with its code and output.</div>'
         )
     parts.extend(_step_line(v, state) for v in steps)
-    if state.streaming and not state.ended:  # the root's reply as it is written, until it becomes a cell
-        parts.append(f'<pre style="{_PRE}">root ▸ {safe.text(state.streaming)}</pre>')
-    if answer and state.answer is not None and state.ended:
-        parts.append(f'<div><b>Answer:</b></div><pre style="{_PRE}">{safe.text(state.answer[:4000])}</pre>')
+    parts.append(_tail(state, answer))
     parts.append(_warnings(state))
     return f'<div class="rlm-run rlm-run-compact" style="{_STYLE}">' + "".join(parts) + "</div>"
 
@@ -376,8 +382,5 @@ def render_run(
     parts.extend(
         _step(v, state, v.step == last, live) for v in sorted(state.steps.values(), key=lambda v: v.step)
     )
-    if state.streaming and not state.ended:
-        parts.append(f'<pre style="{_PRE}">root ▸ {safe.text(state.streaming)}</pre>')
-    if answer and state.answer is not None and state.ended:
-        parts.append(f'<div><b>Answer:</b></div><pre style="{_PRE}">{safe.text(state.answer[:4000])}</pre>')
+    parts.append(_tail(state, answer))
     return f'<div class="rlm-run" style="{_STYLE}">' + "".join(parts) + "</div>"

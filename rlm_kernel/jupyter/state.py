@@ -76,9 +76,13 @@ class StepView:
     calls: dict[str, CallRow] = field(default_factory=dict)
     tools: list[ToolRow] = field(default_factory=list)  # called by the step's code (or a child run's)
 
+    def all_tools(self) -> list[ToolRow]:
+        """The step's tool calls: its code's, then its sub-calls'."""
+        return [*self.tools, *(t for row in self.calls.values() for t in row.tools)]
+
     def tool_calls(self) -> int:
-        """The step's tool calls: its code's and its sub-calls'."""
-        return len(self.tools) + sum(len(row.tools) for row in self.calls.values())
+        """How many tool calls the step made: its code's and its sub-calls'."""
+        return len(self.all_tools())
 
     def batches(self) -> dict[str, tuple[int, int]]:
         """Per batch: (finished, size)."""
