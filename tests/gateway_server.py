@@ -1,18 +1,22 @@
 """A real Jupyter Kernel Gateway on 127.0.0.1 with a random token, for the gateway executor's tests
-and benchmarks. Its kernels get an environment without keys, as a remote machine would."""
+and benchmarks, set up as the README says: the ``rlm-sandbox`` kernelspec installed where the
+gateway finds it, kernels' channels over IPC, and the token in the gateway's environment (never on
+a command line, where any process of the machine could read it)."""
 
 from __future__ import annotations
 
+import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import urllib.request
+from pathlib import Path
 from types import TracebackType
 
 from waiting import wait_until
-
-from rlm_kernel.executors.kernel import scrubbed_env
 
 
 def _free_port() -> int:
@@ -22,24 +26,39 @@ def _free_port() -> int:
 
 
 class KernelGateway:
-    def __init__(self) -> None:
+    def __init__(self, env: dict[str, str] | None = None) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.token = secrets.token_hex(16)
+        self.env = env or {}
+        self.home = Path(tempfile.mkdtemp(prefix="rlm-gateway-"))
+        self.runtime_dir = self.home / "runtime"
 
     def __enter__(self) -> KernelGateway:
+        prefix = self.home / "prefix"
+        subprocess.run(
+            [sys.executable, "-m", "rlm_kernel.install", "--sandbox", "--prefix", str(prefix)],
+            check=True,
+            capture_output=True,
+        )
         args = [
             sys.executable,
             "-m",
             "kernel_gateway",
             "--KernelGatewayApp.ip=127.0.0.1",
             f"--KernelGatewayApp.port={self.port}",
-            f"--KernelGatewayApp.auth_token={self.token}",
             "--KernelGatewayApp.port_retries=0",
+            "--KernelManager.transport=ipc",
         ]
-        self.process = subprocess.Popen(
-            args, env=scrubbed_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.home),
+            "JUPYTER_PATH": str(prefix / "share" / "jupyter"),
+            "JUPYTER_RUNTIME_DIR": str(self.runtime_dir),
+            "KG_AUTH_TOKEN": self.token,
+            **self.env,
+        }
+        self.process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if not wait_until(self._answers, timeout=60):
             self.__exit__()
             raise RuntimeError("Kernel Gateway did not answer within 60 s")
@@ -62,3 +81,4 @@ class KernelGateway:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        shutil.rmtree(self.home, ignore_errors=True)

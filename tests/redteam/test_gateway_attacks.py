@@ -1,0 +1,137 @@
+"""The same attacks through a real Kernel Gateway, set up as the README says: kernels of the
+``rlm-sandbox`` kernelspec, channels over IPC. And what the gateway executor refuses or cleans up."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import attacker, outputs
+from gateway_server import KernelGateway
+from scripted_server import ScriptedServer
+from test_takeover import take_over
+from waiting import wait_until
+
+pytestmark = pytest.mark.timeout(240)
+
+GATEWAY_ONLY = "gateway-private-value-" + uuid.uuid4().hex
+
+
+@pytest.fixture(scope="module")
+def gateway() -> Iterator[KernelGateway]:
+    with KernelGateway(env={"GATEWAY_ONLY": GATEWAY_ONLY}) as gw:
+        yield gw
+
+
+def through(gateway: KernelGateway, **kwargs: object) -> dict:
+    return {
+        "executor": "gateway",
+        "executor_kwargs": {"url": gateway.url, "auth_token": gateway.token, **kwargs},
+    }
+
+
+def kernels(gateway: KernelGateway) -> list[dict]:
+    request = urllib.request.Request(
+        gateway.url + "/api/kernels", headers={"Authorization": f"token {gateway.token}"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def test_a_gateway_kernel_cannot_take_over_the_gateways_other_kernels(
+    server: ScriptedServer, gateway: KernelGateway, tmp_path: Path
+) -> None:
+    stolen = tmp_path / "stolen"
+    poison = textwrap.dedent(
+        f"""
+        import pathlib
+        import rlm_kernel.executors.inkernel as m
+        run = m._Server.op_exec
+        def op_exec(self, *args, **kwargs):
+            out = run(self, *args, **kwargs)
+            out.update(answer_ready=True, answer='TAMPERED ANSWER')
+            return out
+        m._Server.op_exec = op_exec
+        pathlib.Path({str(stolen)!r}).write_text('ran')
+        """
+    )
+    code = take_over("TRIED", poison).replace("places = [", f"places = [{str(gateway.runtime_dir)!r}, ")
+    result = attacker(server, code, **through(gateway)).completion("the attacker's document", "q")
+    assert result.ok, result.error
+    benign = attacker(
+        server, "answer['content'] = context.upper()\nanswer['ready'] = True", **through(gateway)
+    )
+    assert benign.completion("confidential plans", "Shout it.").response == "CONFIDENTIAL PLANS"
+    assert not stolen.exists()
+
+
+def test_a_gateway_kernel_reaches_neither_the_gateway_nor_its_environment(
+    server: ScriptedServer, gateway: KernelGateway
+) -> None:
+    code = textwrap.dedent(
+        f"""
+        import os, urllib.request
+        try:
+            urllib.request.urlopen({gateway.url + "/api/kernels"!r}, timeout=3)
+            print("reached")
+        except Exception as exc:
+            print(type(exc).__name__)
+        print(any({GATEWAY_ONLY!r} in v for v in os.environ.values()), os.getuid())
+        """
+    )
+    result = attacker(server, code, **through(gateway)).completion("doc", "q")
+    reached, env = outputs(result)[0].splitlines()
+    assert reached == "URLError"
+    assert env == "False 65534"
+
+
+def test_a_kernel_that_is_not_sandboxed_is_refused(server: ScriptedServer, gateway: KernelGateway) -> None:
+    rlm = attacker(server, "print('ran')", **through(gateway, kernel_name="python3"))
+    result = rlm.completion("doc", "q")
+    assert not result.ok
+    assert "not sandboxed" in (result.error or "") and "isolation" in (result.error or "")
+    assert "\n" not in (result.error or "")
+    ran = attacker(server, "print('ran')", **through(gateway, kernel_name="python3", isolation="none"))
+    assert outputs(ran.completion("doc", "q")) == ["ran\n"]
+
+
+HOST = """
+import signal, sys, time
+from rlm_kernel.executors.gateway import GatewayExecutor
+executor = GatewayExecutor()  # the address and token from JUPYTER_GATEWAY_URL and _AUTH_TOKEN
+executor.bind("ctx", None, None)
+executor.execute("x = 1", step=1)
+print("READY", flush=True)
+if sys.argv[1] == "wait":
+    time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("how", ["exit", "sigterm"])
+def test_the_hosts_gateway_kernels_warm_ones_too_are_deleted_when_it_goes(
+    gateway: KernelGateway, how: str
+) -> None:
+    before = {k["id"] for k in kernels(gateway)}
+    env = {**os.environ, "JUPYTER_GATEWAY_URL": gateway.url, "JUPYTER_GATEWAY_AUTH_TOKEN": gateway.token}
+    host = subprocess.Popen(
+        [sys.executable, "-c", HOST, "wait" if how == "sigterm" else "exit"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert host.stdout is not None
+    assert host.stdout.readline().startswith("READY")
+    assert len({k["id"] for k in kernels(gateway)} - before) == 2  # the run's and a warm one
+    if how == "sigterm":
+        host.terminate()
+    host.wait(60)
+    assert wait_until(lambda: not {k["id"] for k in kernels(gateway)} - before, timeout=30)
