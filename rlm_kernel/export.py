@@ -15,6 +15,8 @@ recipe, each counted: runs scored zero and runs of a single turn are dropped, an
 drops turns longer than a budget (the paper used 100,000 characters for Qwen3-8B). The paper's
 repairs of template mistakes (``rlm_kernel.repair``) rewrite the answering turn's target; the
 statistics before and after (``rlm_kernel.export_stats``) go to stderr, ``--stats`` and ``--plot``.
+Every sample is redacted again (``rlm_kernel.secrets``) with the secrets of the environment the
+export runs in, since a run may have printed a key it did not know was one.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from .events import (
 from .export_stats import ExportStats, sample_chars
 from .protocol import code_blocks
 from .repair import REPAIRS, repair
+from .secrets import Redactor, secrets_of
 from .trajectory import from_notebook, load
 
 __all__ = ["Turn", "Conversation", "conversations", "samples", "read_inputs", "read_results", "main"]
@@ -305,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.scores:
         scores.update(json.loads(Path(args.scores).read_text()))
     enabled = set() if "all" in args.no_repair else set(REPAIRS) - set(args.no_repair)
+    # Redacted again, with this environment's secrets: a run may have printed a key it did not know.
+    redactor = Redactor(secrets_of())
 
     written = 0
     out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")
@@ -327,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
             stats.too_long += len(conv.turns) - len(kept)
             stats.after.add(kept)
             for sample in kept:
-                out.write(json.dumps(sample, ensure_ascii=False) + "\n")
+                out.write(json.dumps(redactor.value(sample), ensure_ascii=False) + "\n")
                 written += 1
     finally:
         if out is not sys.stdout:

@@ -1,35 +1,88 @@
 """Secrets never leave in what a run records or shows the root: observations, events, trajectories,
 notebook outputs and exports all pass through one :class:`Redactor`.
 
-The secrets are the configured keys (``api_key``, tokens, passwords in any backend's kwargs) and
-the values of key-like environment variables (``OPENAI_API_KEY``, ``*_TOKEN``, ``*_SECRET``,
-...). Code the root writes may still read them in the ``local`` executor, which runs in the
-caller's process; what it prints, returns or sends is redacted before anything records it.
+What it removes:
+
+- the run's configured keys, wherever they came from (``api_key``, tokens and passwords in any
+  backend's kwargs, the keys the LM clients hold);
+- the values of environment variables named like secrets: ``OPENAI_API_KEY``, ``OPENAI_KEY``,
+  ``GITHUB_TOKEN``, ``PGPASSWORD``, ``MYSQL_PWD``, ``AWS_SECRET_ACCESS_KEY``, ...;
+- secrets it recognizes by their form, wherever they appear: the password (or token) inside an
+  address (``postgres://user:pw@host``, ``https://ghp_...@github.com``), a token in a query string
+  (``?token=...``), and tokens of well-known formats (GitHub, OpenAI, Anthropic, Slack, AWS,
+  GitLab, Hugging Face, Google).
+
+Code the root writes may still read secrets in the ``local`` executor, which runs in the caller's
+process; what it prints, returns or sends is redacted before anything records it. A secret encoded
+first (base64, reversed) is not recognized.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["REDACTED", "Redactor", "secrets_of", "is_secret_name"]
+__all__ = ["REDACTED", "Redactor", "secrets_of", "is_secret_name", "secret_in", "redact_patterns"]
 
 REDACTED = "[redacted]"
-# A name part (between underscores or dashes): OPENAI_API_KEY, GITHUB_TOKEN, auth_token,
-# Authorization; not AUTHOR or TOKENIZERS_PARALLELISM.
-_SECRET_NAME = re.compile(
-    r"(?:^|[_-])(api[_-]?key|access[_-]?key|token|secret|password|passwd|credentials?|auth|authorization)(?:$|[_-])",
-    re.IGNORECASE,
-)
 _MIN_LEN = 8  # shorter values ("", "sk", "1") would redact ordinary text
+
+# A name is a secret's when one of its parts (between underscores or dashes) is one of these, or when
+# it ends with one of the glued ones (PGPASSWORD, GITHUBTOKEN). AUTHOR, TOKENIZERS_PARALLELISM, PWD
+# and OLDPWD are not.
+_PARTS = frozenset(
+    "key apikey api_key access_key secret token password passwd pass pwd passphrase credential credentials "
+    "auth authorization cookie session_key private_key secret_key".split()
+)
+_GLUED = ("password", "passwd", "token", "secret", "apikey", "credentials")
 
 
 def is_secret_name(name: str) -> bool:
     """Whether a setting or environment variable is named like a secret (``OPENAI_API_KEY``)."""
-    return bool(_SECRET_NAME.search(name))
+    lower = name.lower().replace("-", "_")
+    if lower in ("pwd", "oldpwd"):  # the shell's working folders
+        return False
+    parts = lower.split("_")
+    pairs = {f"{a}_{b}" for a, b in itertools.pairwise(parts)}
+    if _PARTS & (set(parts) | pairs):
+        return True
+    return lower.endswith(_GLUED) and lower not in _GLUED
+
+
+# Secrets by their form: the password (or a token) an address carries for its user, a token in a
+# query string, and tokens of well-known formats. Each regex runs only on text that has its mark.
+_ADDRESS = re.compile(r"://(?:([^/\s:@]*:)[^/\s@]+|[^/\s:@]{16,})(?=@)")
+_QUERY = re.compile(
+    r"([?&](?:access_token|refresh_token|id_token|token|api_key|apikey|key|password|secret|signature|sig)=)"
+    r"[^&\s#\"']+"
+)
+_TOKEN = re.compile(
+    r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,}|sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}"
+    r"|AIza[0-9A-Za-z_-]{35})"
+)
+_TOKEN_MARKS = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk-", "xox", "AKIA", "ASIA", "glpat-")
+_TOKEN_MARKS += ("hf_", "AIza")
+
+
+def redact_patterns(text: str) -> str:
+    """``text`` without the secrets it holds in a recognizable form."""
+    if "://" in text:
+        text = _ADDRESS.sub(lambda m: "://" + (m.group(1) or "") + REDACTED, text)
+    if "=" in text:
+        text = _QUERY.sub(lambda m: m.group(1) + REDACTED, text)
+    if any(mark in text for mark in _TOKEN_MARKS):
+        text = _TOKEN.sub(REDACTED, text)
+    return text
+
+
+def secret_in(value: str) -> bool:
+    """Whether ``value`` holds a secret recognizable by its form."""
+    return redact_patterns(value) != value
 
 
 def secrets_of(*kwargs: Mapping[str, Any] | None, environ: Mapping[str, str] | None = None) -> list[str]:
@@ -40,7 +93,7 @@ def secrets_of(*kwargs: Mapping[str, Any] | None, environ: Mapping[str, str] | N
         for name, value in mapping.items():
             if isinstance(value, Mapping):  # default_headers={"Authorization": ...}
                 walk(value)
-            elif _SECRET_NAME.search(str(name)) and isinstance(value, str) and len(value) >= _MIN_LEN:
+            elif is_secret_name(str(name)) and isinstance(value, str) and len(value) >= _MIN_LEN:
                 found.add(value)
                 if " " in value:  # "Bearer sk-...": the key alone too
                     found.add(value.rsplit(" ", 1)[-1])
@@ -51,17 +104,22 @@ def secrets_of(*kwargs: Mapping[str, Any] | None, environ: Mapping[str, str] | N
 
 
 class Redactor:
-    def __init__(self, secrets: Iterable[str]) -> None:
-        self.secrets = [s for s in secrets if len(s) >= _MIN_LEN]
+    """Removes the given secrets, and secrets recognizable by their form, from text and events."""
 
-    def __bool__(self) -> bool:
-        return bool(self.secrets)
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self.secrets: list[str] = []
+        self.add(*secrets)
+
+    def add(self, *secrets: str) -> None:
+        """Know more secrets (a key an LM client found for itself, say)."""
+        known = set(self.secrets) | {s for s in secrets if isinstance(s, str) and len(s) >= _MIN_LEN}
+        self.secrets = sorted(known, key=len, reverse=True)
 
     def text(self, value: str) -> str:
         for secret in self.secrets:
             if secret in value:
                 value = value.replace(secret, REDACTED)
-        return value
+        return redact_patterns(value)
 
     def value(self, value: Any) -> Any:
         """Strings, and the strings inside lists, tuples and dicts, redacted; other values as they are."""
@@ -75,8 +133,6 @@ class Redactor:
 
     def event(self, event: Any) -> Any:
         """The event with every field redacted; the same object when nothing needed it."""
-        if not self.secrets:
-            return event
         changes = {}
         for f in dataclasses.fields(event):
             value = getattr(event, f.name)

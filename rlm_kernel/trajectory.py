@@ -7,13 +7,14 @@ carries the whole text.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from .errors import RLMError
 from .events import Event, RootToken, event_from_dict
@@ -39,13 +40,13 @@ def default_log_dir() -> Path:
 
 
 class TrajectoryWriter:
-    """A bus subscriber that appends each event to ``path``."""
+    """A bus subscriber that appends each event to ``path``, a whole line at a time: a line that does
+    not fit (a full disk) is taken back, so the file always ends with a whole event."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # A lone surrogate (code printed "\udcff") is written as its JSON escape, and read back as it was.
-        self._file: IO[str] | None = self.path.open("a", encoding="utf-8", errors="backslashreplace")
+        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         self._lock = threading.Lock()
         self.error: str | None = None  # the first write that failed (a full disk), for the run's result
 
@@ -57,14 +58,20 @@ class TrajectoryWriter:
     def __call__(self, event: Event) -> None:
         if isinstance(event, RootToken):
             return
-        line = json.dumps(event.to_dict(), ensure_ascii=False, default=str)
+        line = json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n"
+        # A lone surrogate (code printed "\udcff") is written as its JSON escape, and read back as it was.
+        data = line.encode("utf-8", "backslashreplace")
         with self._lock:
-            if self._file is None:
+            if self._fd is None or self.error is not None:
                 return
+            end = os.fstat(self._fd).st_size
             try:
-                self._file.write(line + "\n")
-                self._file.flush()
+                written = 0
+                while written < len(data):
+                    written += os.write(self._fd, data[written:])
             except OSError as exc:
+                with contextlib.suppress(OSError):  # not a file (/dev/full, a pipe): nothing to take back
+                    os.ftruncate(self._fd, end)  # no half line: the file ends with the last whole event
                 self._failed(exc)
 
     def _failed(self, exc: OSError) -> None:
@@ -74,12 +81,9 @@ class TrajectoryWriter:
 
     def close(self) -> None:
         with self._lock:
-            if self._file is not None:
-                try:
-                    self._file.close()
-                except OSError as exc:  # the last buffered line did not reach the disk
-                    self._failed(exc)
-                self._file = None
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
 
 
 class TrajectoryError(RLMError, ValueError):

@@ -51,6 +51,11 @@ def check_executor(name: str, kwargs: Mapping[str, Any]) -> None:
             )
     if name == "gateway":
         _class(name)(**kwargs)  # the address and token are found now, not at the first step
+    elif kwargs.get("isolation", "sandbox") == "sandbox":
+        from .sandbox import problem
+
+        if (why := problem()) is not None:
+            raise ConfigError(why)
 
 
 def make_executor(

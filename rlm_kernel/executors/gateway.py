@@ -5,7 +5,12 @@ server: a kernel is made with ``POST /api/kernels`` and spoken to over its webso
 token in the ``Authorization`` header of both. This talks to the API with tornado's client rather
 than jupyter_server's ``GatewayClient``, whose websocket carries no auth header and whose message
 loop polls. The context crosses the websocket in parts, once; sub-calls come back as requests on
-the kernel's stdin channel, as with a local kernel.
+the kernel's stdin channel, as with a local kernel, and are checked the same way.
+
+The kernel must be in a sandbox of its own, which it checks before any step runs: by default the
+executor asks for the ``rlm-sandbox`` kernelspec (``python -m rlm_kernel.install --sandbox`` on the
+gateway's machine, and the gateway started with ``--KernelManager.transport=ipc``). A server whose
+kernels are isolated otherwise (a pod each) is used with ``isolation="none"``.
 """
 
 from __future__ import annotations
@@ -17,11 +22,12 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ConfigError
+from .bridge import MAX_MESSAGE
 from .kernel import START_S, Kernel, KernelError, KernelExecutor
 
-__all__ = ["GatewayExecutor", "GatewayKernel"]
+__all__ = ["GatewayExecutor", "GatewayKernel", "SANDBOX_KERNEL"]
 
-MAX_MESSAGE = 64 << 20  # the largest message read from the websocket
+SANDBOX_KERNEL = "rlm-sandbox"  # the kernelspec of python -m rlm_kernel.install --sandbox
 # A busy gateway starting many kernels at once answers slowly; tornado's own connect timeout is 20 s.
 TIMEOUT_S = START_S
 
@@ -30,6 +36,8 @@ class GatewayKernel:
     """One kernel of a remote server, over REST and a websocket."""
 
     shares_files = False
+    transfer_dirs: tuple[str, ...] = ()
+    uid = None
 
     def __init__(self, url: str, auth_token: str | None, kernel_name: str = "python3") -> None:
         self.url = url.rstrip("/")
@@ -92,8 +100,16 @@ class GatewayKernel:
                     }
                 )
                 return
-            if isinstance(text, str):
-                on_message(json.loads(text))
+            try:
+                msg = json.loads(text)
+            except ValueError as exc:
+                on_message({"channel": "websocket", "error": f"a message that is not JSON ({exc})"})
+                continue
+            on_message(
+                msg
+                if isinstance(msg, dict)
+                else {"channel": "websocket", "error": "a message that is not an object"}
+            )
 
     def _send(self, channel: str, msg_type: str, content: dict[str, Any]) -> str:
         from jupyter_client.jsonutil import json_default
@@ -145,7 +161,8 @@ class GatewayExecutor(KernelExecutor):
     kind = "gateway"
 
     def __init__(self, *, url: str | None = None, auth_token: str | None = None, **settings: Any) -> None:
-        url = url or os.environ.get("JUPYTER_GATEWAY_URL")
+        parent = settings.get("_parent")
+        url = url or (parent.url if parent is not None else os.environ.get("JUPYTER_GATEWAY_URL"))
         if not url:
             raise ConfigError(
                 "The gateway executor needs a url: executor_kwargs={'url': ...} or JUPYTER_GATEWAY_URL."
@@ -156,10 +173,21 @@ class GatewayExecutor(KernelExecutor):
         self.auth_token = (
             auth_token if auth_token is not None else os.environ.get("JUPYTER_GATEWAY_AUTH_TOKEN")
         )
-        parent = settings.get("_parent")
         if parent is not None:
-            self.url, self.auth_token = parent.url, parent.auth_token
+            self.auth_token = parent.auth_token
         super().__init__(**settings)
+
+    @staticmethod
+    def default_kernel(isolation: str) -> str:
+        return SANDBOX_KERNEL if isolation == "sandbox" else "python3"
+
+    def not_sandboxed(self, why: str) -> str:
+        return (
+            f"the gateway's {self.kernel_name!r} kernel is not sandboxed ({why}): run it with the "
+            f"{SANDBOX_KERNEL} kernelspec (python -m rlm_kernel.install --sandbox on the gateway's machine, "
+            "the gateway started with --KernelManager.transport=ipc), or pass "
+            "executor_kwargs={'isolation': 'none'} if its kernels are isolated otherwise"
+        )
 
     def new_kernel(self) -> Kernel:
         return GatewayKernel(self.url, self.auth_token, self.kernel_name)
@@ -167,7 +195,6 @@ class GatewayExecutor(KernelExecutor):
     def _pool_key(self) -> tuple[Any, ...]:
         return (*super()._pool_key(), self.url, self.auth_token)
 
-    def child(self, tag: str) -> KernelExecutor:
-        child = GatewayExecutor(url=self.url, auth_token=self.auth_token, tag=tag, _parent=self)
-        self._root._children.append(child)
-        return child
+    @staticmethod
+    def _child_of(parent: KernelExecutor, tag: str) -> KernelExecutor:
+        return GatewayExecutor(tag=tag, _parent=parent)

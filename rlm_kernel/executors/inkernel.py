@@ -1,11 +1,12 @@
 """The kernel's half of the ``kernel`` and ``gateway`` executors, imported inside the kernel.
 
-The host talks to the kernel over the kernel's own stdin channel. The host starts one cell,
-:func:`serve`, which never returns while the executor is in use: it asks the host for work with
-``input()`` (a JSON request) and the host's ``input_reply`` is the next command (bind a
-namespace, run a step, resolve a FINAL, ...). The REPL's ``llm_query`` and friends ask the same way
-and wait for the reply; while one waits, the host may send it a child run's step to run first,
-so child runs share this kernel and its one thread, each in a namespace of its own.
+The host talks to the kernel over the kernel's own stdin channel (the messages are declared in
+:mod:`.bridge`). The host starts one cell, :func:`serve`, which asks the host for work with
+``input()`` and carries out each command it gets (bind a namespace, run a step, resolve a FINAL,
+...). The REPL's ``llm_query`` and friends ask the same way and wait for the reply; while one
+waits, the host may send a child run's step to run first, so child runs share this kernel and its
+one thread, each in a namespace of its own. Threads of the code that call ``llm_query`` at once
+take turns; while a child's step runs, the parent's threads wait for it.
 
 Nothing here holds a key or an address: sub-calls are requests the host answers from its pool.
 """
@@ -20,11 +21,13 @@ import json
 import os
 import pickle
 import resource
+import socket
 import sys
 import tempfile
+import threading
 import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..helpers import Helpers
@@ -32,29 +35,85 @@ from ..prompts import context_metadata
 from ..protocol import FinalDirective
 from ..repl import truncate
 from ..subcalls import prompt_list
+from . import bridge
 from .base import ExecResult
+from .bridge import MARK, MAX_REQUEST, TooLarge
 from .local import STOPPED, LocalExecutor
 
-__all__ = ["MARK", "serve", "limit"]
+__all__ = ["MARK", "serve", "limit", "isolation_problem"]
 
-MARK = "\x1frlm:"  # starts every request this module makes, so the host knows its own prompts
+# The channel carries one request at a time, whichever thread of the code asks. A call may be sent
+# only under the name of the namespace whose command runs innermost (the host refuses any other),
+# and a command's result only once the commands nested in it (a child's step run in another thread's
+# rlm_query) are done. Threads wait here for their turn.
+_channel = threading.Condition()
+_busy = False  # a request is on the channel, its thread waiting in input()
+_running: list[tuple[int, str]] = []  # (id, tag) of the commands being carried out, innermost last
 
 
-def _ask(request: dict[str, Any]) -> dict[str, Any]:
-    """Send a request to the host and return its value; commands the host sends meanwhile (a child
-    run's step, say) are carried out first, and their results sent back, in this same wait."""
-    while True:
-        reply = json.loads(input(MARK + json.dumps(request)))
-        op = reply.pop("op")
-        if op == "value":
-            return reply
-        if op == "quit":
-            raise _Quit
-        request = {"op": "result", "id": reply.pop("id"), **_SERVER.handle(op, reply)}
+def _take(ready: Callable[[], bool], pop: bool = False) -> None:
+    global _busy
+    with _channel:
+        _channel.wait_for(lambda: not _busy and ready())
+        _busy = True
+        if pop:
+            _running.pop()
+
+
+def _give(push: tuple[int, str] | None = None) -> None:
+    global _busy
+    with _channel:
+        _busy = False
+        if push is not None:
+            _running.append(push)
+        _channel.notify_all()
+
+
+def _ask(request: Any, tag: str | None = None) -> dict[str, Any]:
+    """Send a request to the host (a call under ``tag``, or the serve cell's first) and return its
+    value; commands the host sends meanwhile (a child run's step, say) are carried out first, and
+    their results sent back, in this same wait."""
+    text = bridge.encode(request)  # too large: TooLarge, raised in the code that asked
+    _take(lambda: tag is None or not _running or _running[-1][1] == tag)
+    try:
+        while True:
+            reply = json.loads(input(MARK + text))
+            op = reply.pop("op")
+            if op == "value":
+                return reply
+            if op == "quit":
+                raise _Quit
+            id_ = reply.pop("id")
+            command = bridge.COMMANDS[op](**reply)
+            _give(push=(id_, command.tag))
+            try:
+                result = _SERVER.handle(command)
+            finally:
+                _take(lambda id_=id_: _running[-1][0] == id_, pop=True)
+            try:
+                text = bridge.encode(bridge.Result(id_, result))
+            except TooLarge as exc:
+                text = bridge.encode(bridge.Result(id_, bridge.Failed(str(exc))))
+    finally:
+        _give()
 
 
 class _Quit(Exception):
     pass
+
+
+def _groups(items: Sequence[Any]) -> Iterator[list[Any]]:
+    """A batch in groups that each fit in one request."""
+    group: list[Any] = []
+    size = 0
+    for item in items:
+        n = len(json.dumps(item, default=str))
+        if group and size + n > MAX_REQUEST // 2:
+            yield group
+            group, size = [], 0
+        group.append(item)
+        size += n
+    yield group
 
 
 class _Bridge:
@@ -63,34 +122,45 @@ class _Bridge:
     def __init__(self, tag: str) -> None:
         self._tag = tag
 
-    def _call(self, fn: str, **args: Any) -> Any:
-        reply = _ask({"op": "call", "fn": fn, "tag": self._tag, **args})
-        if "error" in reply:
+    def _call(self, request: Any) -> Any:
+        try:
+            reply = _ask(request, self._tag)
+        except TooLarge as exc:
+            raise ValueError(str(exc)) from None
+        if reply.get("error") is not None:
             raise RuntimeError(reply["error"])
         return reply["value"]
 
     def llm_query(self, prompt: str, model: str | None = None) -> str:
         """Ask the sub-model one prompt; returns its reply (or a string starting with [llm_query error])."""
-        return self._call("llm_query", prompt=str(prompt), model=model)
+        return self._call(bridge.LlmQuery(self._tag, str(prompt), model))
 
     def llm_query_batched(self, prompts: Sequence[str], model: str | None = None) -> list[str]:
         """Ask many prompts at once, concurrently; replies come back in the prompts' order."""
-        prompts = prompt_list(prompts, "llm_query_batched")
-        return self._call("llm_query_batched", prompts=[str(p) for p in prompts], model=model)
+        prompts = [str(p) for p in prompt_list(prompts, "llm_query_batched")]
+        return [
+            reply
+            for group in _groups(prompts)
+            for reply in self._call(bridge.LlmQueryBatched(self._tag, group, model))
+        ]
 
     def ask_batched(self, conversations: Sequence[list[Any]], max_tokens: int | None = None) -> list[str]:
-        return self._call("ask_batched", conversations=list(conversations), max_tokens=max_tokens)
+        return [
+            reply
+            for group in _groups(list(conversations))
+            for reply in self._call(bridge.AskBatched(self._tag, group, max_tokens))
+        ]
 
     def rlm_query(self, prompt: str, context: Any = None) -> str:
         """Hand a sub-task to a child run with its own REPL (a plain llm_query at max depth)."""
         return self.rlm_query_batched([prompt], None if context is None else [context])[0]
 
     def rlm_query_batched(self, prompts: Sequence[str], contexts: Sequence[Any] | None = None) -> list[str]:
-        prompts = prompt_list(prompts, "rlm_query_batched")
+        prompts = [str(p) for p in prompt_list(prompts, "rlm_query_batched")]
         refs = None
         if contexts is not None:  # the contexts stay here; the host gets a name and a description
             refs = [_SERVER.keep(c) for c in contexts]
-        return self._call("rlm_query_batched", prompts=[str(p) for p in prompts], contexts=refs)
+        return self._call(bridge.RlmQueryBatched(self._tag, prompts, refs))
 
 
 def _host_function(tag: str, declared: dict[str, str]) -> Any:
@@ -98,8 +168,8 @@ def _host_function(tag: str, declared: dict[str, str]) -> Any:
     name = declared["name"]
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        reply = _ask({"op": "call", "fn": "host", "tag": tag, "name": name, "args": args, "kwargs": kwargs})
-        if "error" in reply:
+        reply = _ask(bridge.HostCall(tag, name, list(args), kwargs), tag)
+        if reply.get("error") is not None:
             raise RuntimeError(reply["error"])
         return reply["value"]
 
@@ -115,73 +185,55 @@ class _Server:
         self.output_cap = 1_000_000
         self._refs = 0
 
-    def keep(self, context: Any) -> dict[str, Any]:
+    def keep(self, context: Any) -> bridge.ContextRef:
         self._refs += 1
         ref = f"k{self._refs}"
         self.contexts[ref] = context
-        return {"ref": ref, "meta": _jsonable(context_metadata(context))}
+        return bridge.ContextRef(ref, _jsonable(context_metadata(context)))
 
-    def handle(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
+    def handle(self, command: Any) -> Any:
         try:
-            return getattr(self, "op_" + op)(**args)
+            return getattr(self, "op_" + command.op)(command)
         except KeyboardInterrupt:
-            return {"error": STOPPED}
+            return bridge.Failed(STOPPED)
         except Exception as exc:  # a command that failed is the host's to report, not a dead kernel
-            return {"error": "".join(traceback.format_exception_only(type(exc), exc)).strip()}
+            return bridge.Failed("".join(traceback.format_exception_only(type(exc), exc)).strip())
 
-    def op_load(
-        self,
-        ref: str,
-        tag: str,
-        format: str,
-        path: str | None = None,
-        parts: int = 0,
-        length: int = 0,
-        kind: int = 0,
-    ) -> dict[str, Any]:
-        """Load a context once: from a file the host wrote (same machine), or in parts over this
-        channel (a remote kernel)."""
+    def op_load(self, c: bridge.Load) -> bridge.Loaded:
+        """Load a context once: from a file the host wrote (same machine; the host removes it), or
+        in parts over this channel (a remote kernel)."""
         started = time.perf_counter()
-        if path is not None:
-            with open(path, "rb", buffering=0) as f:
-                value = _read(f, format, length, kind)
-            os.unlink(path)
+        if c.path is not None:
+            with open(c.path, "rb", buffering=0) as f:
+                value = _read(f, c.format, c.length, c.kind)
         else:
             data = io.BytesIO()
-            for i in range(parts):
-                part = _ask({"op": "call", "fn": "part", "tag": tag, "ref": ref, "index": i})
+            for i in range(c.parts):
+                part = _ask(bridge.Part(c.tag, c.ref, i), c.tag)
                 data.write(base64.b64decode(part["value"]))
             data.seek(0)
-            value = _read(data, format)
-        self.contexts[ref] = value
-        return {"load_s": time.perf_counter() - started}
+            value = _read(data, c.format)
+        self.contexts[c.ref] = value
+        return bridge.Loaded(time.perf_counter() - started)
 
-    def op_bind(
-        self,
-        tag: str,
-        context: dict[str, Any],
-        subcalls: bool,
-        helpers: list[str],
-        output_cap: int,
-        host: list[dict[str, str]] | None = None,
-    ) -> dict[str, Any]:
-        value = self.contexts[context["ref"]] if "ref" in context else context["value"]
-        bridge = _Bridge(tag) if subcalls else None
-        bound = Helpers(value, bridge).bound() if helpers else {}
-        names = {k: v for k, v in bound.items() if k in helpers}
-        names.update({d["name"]: _host_function(tag, d) for d in host or ()})
-        executor = LocalExecutor(tag=tag)
-        executor.bind(value, bridge, names or None)
-        self.executors[tag] = executor
-        self.output_cap = output_cap
-        return {}
+    def op_bind(self, c: bridge.Bind) -> bridge.Done:
+        value = self.contexts[c.context["ref"]] if "ref" in c.context else c.context["value"]
+        calls = _Bridge(c.tag) if c.subcalls else None
+        bound = Helpers(value, calls).bound() if c.helpers else {}
+        names = {k: v for k, v in bound.items() if k in c.helpers}
+        names.update({d["name"]: _host_function(c.tag, d) for d in c.host})
+        executor = LocalExecutor(tag=c.tag)
+        executor.bind(value, calls, names or None)
+        self.executors[c.tag] = executor
+        self.output_cap = c.output_cap
+        return bridge.Done()
 
-    def op_exec(self, tag: str, code: str, step: int) -> dict[str, Any]:
-        executor = self.executors[tag]
+    def op_exec(self, c: bridge.Exec) -> bridge.Executed:
+        executor = self.executors[c.tag]
         started = time.perf_counter()
         with _everything_printed() as printed:
             try:
-                result = executor.run(code, step=step)
+                result = executor.run(c.code, step=c.step)
             except KeyboardInterrupt:
                 result = ExecResult(error=STOPPED, elapsed_s=time.perf_counter() - started)
         if printed[0] or printed[1]:
@@ -191,31 +243,32 @@ class _Server:
         outcome = executor.settle(result)
         r = outcome.result
         cap = self.output_cap
-        return {
-            "stdout": truncate(r.stdout, cap)[0],
-            "stderr": truncate(r.stderr, cap)[0],
-            "value": None if r.value is None else truncate(r.value, cap)[0],
-            "error": None if r.error is None else truncate(r.error, cap)[0],
-            "elapsed_s": r.elapsed_s,
-            "answer_ready": outcome.answer_ready,
-            "answer": outcome.answer,
-            "restored": list(outcome.restored),
-        }
+        return bridge.Executed(
+            stdout=truncate(r.stdout, cap)[0],
+            stderr=truncate(r.stderr, cap)[0],
+            value=None if r.value is None else truncate(r.value, cap)[0],
+            error=None if r.error is None else truncate(r.error, cap)[0],
+            elapsed_s=max(r.elapsed_s, 0.0),
+            answer_ready=outcome.answer_ready,
+            answer=outcome.answer,
+            restored=list(outcome.restored),
+        )
 
-    def op_resolve(self, tag: str, kind: str, argument: str) -> dict[str, Any]:
-        content, problem = self.executors[tag].resolve(FinalDirective(kind, argument))  # type: ignore[arg-type]
-        return {"content": content, "problem": problem}
+    def op_resolve(self, c: bridge.Resolve) -> bridge.Resolved:
+        directive = FinalDirective(c.kind, c.argument)  # type: ignore[arg-type]
+        content, problem = self.executors[c.tag].resolve(directive)
+        return bridge.Resolved(content, problem)
 
-    def op_close(self, tag: str) -> dict[str, Any]:
-        executor = self.executors.pop(tag, None)
+    def op_close(self, c: bridge.Close) -> bridge.Done:
+        executor = self.executors.pop(c.tag, None)
         if executor is not None:
             executor.close()
-        return {}
+        return bridge.Done()
 
-    def op_forget(self, refs: list[str]) -> dict[str, Any]:
-        for ref in refs:
+    def op_forget(self, c: bridge.Forget) -> bridge.Done:
+        for ref in c.refs:
             self.contexts.pop(ref, None)
-        return {}
+        return bridge.Done()
 
 
 @contextlib.contextmanager
@@ -309,19 +362,44 @@ _SERVER = _Server()
 def serve() -> None:
     """Carry out the host's commands until it says quit (the one cell the host runs)."""
     try:
-        _ask({"op": "ready", "pid": os.getpid()})
+        _ask(bridge.Ready())
     except _Quit:
         pass
 
 
-def limit(memory_bytes: int | None, cpu_s: float | None, workdir: str | None) -> None:
-    """The kernel's limits: address space, CPU seconds from now, and its working directory."""
+def isolation_problem() -> str | None:
+    """Why this kernel is not in a sandbox of its own, or None: it shares the host's processes,
+    reaches a network, or holds capabilities."""
+    try:
+        with open("/proc/1/cmdline", "rb") as f:
+            first = f.read()
+    except OSError:
+        first = b""
+    if os.getppid() != 1 or b"/run/rlm/init.py" not in first:
+        return "it shares its host's processes"
+    names = [name for _, name in socket.if_nameindex()]
+    if names != ["lo"]:
+        return f"it reaches a network ({', '.join(n for n in names if n != 'lo')})"
+    with open("/proc/self/status") as f:
+        effective = next(line.split()[1] for line in f if line.startswith("CapEff:"))
+    if int(effective, 16):
+        return "it holds capabilities"
+    return None
+
+
+def limit(memory_bytes: int | None, cpu_s: float | None, isolated: bool = False) -> None:
+    """The kernel's own limits, set before any step runs: address space (``memory_bytes`` more than
+    it holds now, reserved by its threads and libraries, so that a step asking for more than it may
+    have gets a MemoryError; its sandbox holds all its processes to ``memory_bytes`` of memory
+    together) and CPU seconds from now. With ``isolated``, first that it is in a sandbox of its own."""
+    if isolated and (why := isolation_problem()) is not None:
+        raise RuntimeError(f"the kernel is not sandboxed: {why}")
     if memory_bytes:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+        with open("/proc/self/statm") as f:
+            reserved = int(f.read().split()[0]) * resource.getpagesize()
+        resource.setrlimit(resource.RLIMIT_AS, (reserved + memory_bytes, reserved + memory_bytes))
     if cpu_s:
         used = resource.getrusage(resource.RUSAGE_SELF)
         now = int(used.ru_utime + used.ru_stime) + 1
         resource.setrlimit(resource.RLIMIT_CPU, (now + int(cpu_s), now + int(cpu_s) + 5))
-    if workdir:
-        os.chdir(workdir)
     sys.setrecursionlimit(min(sys.getrecursionlimit(), 3000))

@@ -1,12 +1,20 @@
-"""The ``kernel`` executor: the root's code runs in a kernel process of its own, with no keys inside.
+"""The ``kernel`` executor: the root's code runs in a kernel process of its own, in a sandbox.
 
 The host keeps the LM clients; the kernel keeps the REPL. They talk over the kernel's own stdin
-channel (see :mod:`~rlm_kernel.executors.inkernel`): the one cell the host runs asks for commands
-with ``input()``, and ``llm_query`` inside the kernel is a request the host answers from its pool.
-No port, broker or key is ever in the kernel, and its environment is scrubbed of key-like names.
+channel (the bridge, declared in :mod:`.bridge`): the one cell the host runs asks for commands with
+``input()``, and ``llm_query`` inside the kernel is a request the host answers from its pool. No
+port, broker or key is ever in the kernel. A local kernel runs in a bubblewrap sandbox
+(:mod:`.sandbox`) unless told ``isolation="none"``; a gateway's kernel is checked to be in one.
+
+The host trusts nothing the kernel sends: every request is checked (:mod:`.bridge`) and must come
+when the protocol allows it; a kernel that breaks the protocol is ended, and its run gets a new
+one. What the kernel prints outside a step's capture is kept only while a step runs and only up to
+``output_cap``; the rest is counted and dropped. The channels' sockets take messages of bounded size.
 
 Every kernel of the process is driven from one asyncio loop on a daemon thread; the executors, which
-the drivers call from their own threads, wait on futures of that loop.
+the drivers call from their own threads, wait on futures of that loop. Every kernel the process
+started, warm or in use, is shut down and its folders removed when the process exits, on SIGTERM
+too; folders of a host killed outright are removed by the next one.
 """
 
 from __future__ import annotations
@@ -18,14 +26,16 @@ import collections
 import concurrent.futures
 import contextlib
 import ctypes
+import dataclasses
+import functools
 import inspect
 import io
 import itertools
 import json
 import os
 import pickle
-import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -39,9 +49,10 @@ from typing import Any, Protocol
 from ..errors import ConfigError, RLMError
 from ..helpers import Helpers
 from ..protocol import FinalDirective
-from ..secrets import is_secret_name, secrets_of
+from . import bridge, sandbox
 from .base import ExecResult, RemoteContext, StepOutcome
-from .inkernel import MARK, str_layout
+from .bridge import MARK, ProtocolError
+from .inkernel import str_layout
 
 __all__ = [
     "KernelExecutor",
@@ -49,8 +60,10 @@ __all__ = [
     "KernelPool",
     "LocalKernel",
     "KernelError",
-    "scrubbed_env",
+    "KernelStuck",
+    "Lost",
     "on_kernel_loop",
+    "STEP_TIMEOUT_S",
 ]
 
 # A kernel waiting in input() wakes 100 times a second (ipykernel polls its stdin socket: about 1 %
@@ -58,13 +71,43 @@ __all__ = [
 # ends, and the next command starts it again (a few ms).
 PARK_AFTER_S = 30.0
 START_S = 120.0  # for a kernel to start and load this module, many starting at once on 2 cores
+STEP_TIMEOUT_S = 300.0  # the default step_timeout: seconds of a step's own work in the kernel
 PART_BYTES = 4 << 20  # a context crosses a remote kernel's channel in parts of this size
 WRITE_CHARS = 8 << 20  # and is written for a local kernel this many characters at a time
-_URL_WITH_CREDENTIALS = re.compile(r"://[^/\s:@]+:[^/\s@]+@")
+ISOLATIONS = ("sandbox", "none")
+# The largest message and the most messages waiting, per channel, that a kernel's sockets take from
+# it: a larger message ends the connection (dropped), and past the count the kernel's side waits.
+CHANNEL_LIMITS = {
+    "stdin": (bridge.MAX_MESSAGE, 1),
+    "iopub": (1 << 20, 8),
+    "shell": (1 << 20, 8),
+    "control": (1 << 20, 8),
+    "hb": (1 << 10, 8),
+}
 
 
 class KernelError(RLMError):
     """A kernel could not start, died, or stopped answering."""
+
+
+class KernelStuck(KernelError):
+    """A step that did not end when interrupted."""
+
+
+class NotSandboxed(KernelError):
+    """A kernel that should be in a sandbox of its own is not (``why``)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(f"the kernel is not sandboxed: {why}")
+        self.why = why
+
+
+@dataclass(frozen=True)
+class Lost:
+    """What a command gets when its kernel is gone: died, was shut down, or broke the protocol."""
+
+    error: str
+    broken: bool = False
 
 
 # -- the loop every kernel of the process runs on ------------------------------------------------
@@ -87,9 +130,12 @@ def on_kernel_loop(coro: Any) -> concurrent.futures.Future[Any]:
 
 # -- what a kernel must offer: local (jupyter_client) or remote (gateway.py) -----------------------
 class Kernel(Protocol):
-    """A running kernel: its messages arrive on ``on_message``, each with its ``channel``."""
+    """A running kernel: its messages arrive on ``on_message``, each with its ``channel`` (or an
+    ``error`` where a message could not be read)."""
 
     shares_files: bool  # whether a file the host writes can be read by the kernel
+    transfer_dirs: tuple[str, ...]  # where such files go: in memory first
+    uid: int | None  # whom such files must belong to (a sandbox's own uid), if not this process's user
 
     async def start(self, on_message: Callable[[dict[str, Any]], None]) -> None: ...
     def execute(self, code: str) -> str: ...
@@ -99,23 +145,41 @@ class Kernel(Protocol):
     async def shutdown(self) -> None: ...
 
 
-def scrubbed_env(
-    environ: Mapping[str, str] | None = None, secrets: list[str] | None = None
-) -> dict[str, str]:
-    """The environment a kernel gets: without key-like names, values holding a configured secret,
-    or addresses with credentials in them."""
-    environ = os.environ if environ is None else environ
-    secrets = secrets or []
-    return {
-        k: v
-        for k, v in environ.items()
-        if not is_secret_name(k) and not _URL_WITH_CREDENTIALS.search(v) and not any(s in v for s in secrets)
-    }
+@functools.cache
+def _jupyter_classes() -> tuple[type, type]:
+    """jupyter_client's manager and client, with sockets of bounded size and the sandbox's command."""
+    import zmq
+    from jupyter_client.asynchronous.client import AsyncKernelClient
+    from jupyter_client.manager import AsyncKernelManager
+
+    def bounded(context: Any, channel: str) -> None:
+        size, waiting = CHANNEL_LIMITS[channel]
+        context.setsockopt(zmq.MAXMSGSIZE, size)
+        context.setsockopt(zmq.RCVHWM, waiting)
+
+    class Client(AsyncKernelClient):
+        def _create_connected_socket(self, channel: str, identity: bytes | None = None) -> Any:
+            bounded(self.context, channel)
+            return super()._create_connected_socket(channel, identity)
+
+    class Manager(AsyncKernelManager):
+        wrap: Callable[[list[str]], list[str]] | None = None  # the sandbox around the kernel's command
+
+        def _create_connected_socket(self, channel: str, identity: bytes | None = None) -> Any:
+            bounded(self.context, channel)
+            return super()._create_connected_socket(channel, identity)
+
+        def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+            cmd = super().format_kernel_cmd(extra_arguments)
+            return cmd if self.wrap is None else self.wrap(cmd)
+
+    Manager.client_factory = Client  # type: ignore[assignment]
+    return Manager, Client
 
 
 def _drop_capabilities() -> None:
-    """In the kernel's process before it starts (as root): no capabilities, so it cannot read
-    another process's memory or environment, and no way to gain them back."""
+    """In an unsandboxed kernel's process before it starts (as root): no capabilities, so it cannot
+    read another process's memory or environment, and no way to gain them back."""
     libc = ctypes.CDLL(None, use_errno=True)
     pr_capbset_drop, pr_set_no_new_privs = 24, 38
     for cap in range(64):
@@ -132,34 +196,90 @@ def protect_host() -> None:
 
 
 class LocalKernel:
-    """A kernel on this machine, started by jupyter_client with a scrubbed environment, in a
-    temporary working directory, without capabilities."""
+    """A kernel on this machine, started by jupyter_client in a sandbox (or, with ``isolation="none"``,
+    as this user with an allowlisted environment and no capabilities). Its folder holds its
+    connection file, its sockets and the contexts written for it; nothing of it is in the Jupyter
+    runtime folder."""
 
     shares_files = True
 
-    def __init__(self, kernel_name: str = "python3") -> None:
+    def __init__(
+        self,
+        kernel_name: str = "python3",
+        *,
+        isolation: str = "sandbox",
+        limits: sandbox.Limits | None = None,
+    ) -> None:
+        _sweep_once()
         self.kernel_name = kernel_name
-        self.workdir = tempfile.mkdtemp(prefix="rlm-kernel-")
+        self.isolation = isolation
+        self.limits = limits or sandbox.Limits()
+        self.uid = sandbox.identity() if isolation == "sandbox" else None
+        self.workdir = sandbox.private_folder()
+        self.sockets = os.path.join(self.workdir, "sockets")
+        self.scratch = os.path.join(self.workdir, "scratch")  # an unsandboxed kernel's working folder
+        transfer = [os.path.join(self.workdir, "in")]
+        for path in (self.sockets, self.scratch, transfer[0]):
+            os.mkdir(path, 0o700)
+        with contextlib.suppress(OSError):  # contexts pass through memory where there is a /dev/shm
+            transfer.insert(0, sandbox.private_folder("/dev/shm"))  # noqa: S108 - private, 0700
+        self.transfer_dirs = tuple(transfer)
+        for path in (self.sockets, *self.transfer_dirs):
+            self.give(path)
+        # The sandbox lives while this process holds the writing end of this pipe, and no longer.
+        self._alive, self._held = os.pipe() if isolation == "sandbox" else (-1, -1)
         self._tasks: list[asyncio.Task[None]] = []
 
-    async def start(self, on_message: Callable[[dict[str, Any]], None]) -> None:
-        from jupyter_client.manager import AsyncKernelManager
+    def give(self, path: str | int) -> None:
+        """A file or folder of the host's that the kernel must reach: its own, when it has a uid."""
+        if self.uid is not None:
+            (os.fchown if isinstance(path, int) else os.chown)(path, self.uid, self.uid)
 
-        protect_host()
-        # IPC sockets in the kernel's own directory: nothing listens on the network.
-        self.km = AsyncKernelManager(
-            kernel_name=self.kernel_name, transport="ipc", ip=os.path.join(self.workdir, "kernel")
+    def _sandboxed(self, cmd: list[str]) -> list[str]:
+        connection_file = os.path.realpath(self.km.connection_file)
+        self.give(connection_file)
+        kernel = [sandbox.CONNECTION_FILE if arg == connection_file else arg for arg in cmd]
+        return sandbox.command(
+            kernel,
+            connection_file=connection_file,
+            sockets=self.sockets,
+            uid=self.uid,
+            alive=self._alive,
+            read_only=self.transfer_dirs,
+            env=sandbox.environment(kernel[0]),
+            limits=self.limits,
         )
-        launch: dict[str, Any] = {
-            "env": scrubbed_env(secrets=secrets_of()),
-            "cwd": self.workdir,
-            "stdout": subprocess.DEVNULL,
-            "stderr": subprocess.DEVNULL,
-        }
-        if sys.platform == "linux" and os.geteuid() == 0:
-            launch["preexec_fn"] = _drop_capabilities
+
+    async def start(self, on_message: Callable[[dict[str, Any]], None]) -> None:
+        manager, _ = _jupyter_classes()
+        self.km = manager(
+            kernel_name=self.kernel_name,
+            transport="ipc",
+            ip=os.path.join(self.sockets, "k"),
+            connection_file=os.path.join(self.workdir, "kernel.json"),
+        )
+        launch: dict[str, Any] = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        python = (
+            sys.executable
+            if self.km.kernel_spec.argv[0].startswith("python")
+            else self.km.kernel_spec.argv[0]
+        )
+        if self.isolation == "sandbox":
+            self.km.wrap = self._sandboxed
+            self.km.kernel_spec.interrupt_mode = "message"  # no signal crosses into the sandbox
+            launch.update(
+                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                cwd=self.workdir,
+                pass_fds=(self._alive,),
+            )
+        else:
+            protect_host()
+            launch.update(env=sandbox.environment(python), cwd=self.scratch)
+            if sys.platform == "linux" and os.geteuid() == 0:
+                launch["preexec_fn"] = _drop_capabilities
         try:
             await self.km.start_kernel(**launch)
+            self._close_fd("_alive")  # the sandbox has it
             self.kc = self.km.client()
             self.kc.start_channels()
             await self.kc.wait_for_ready(timeout=START_S)
@@ -172,7 +292,13 @@ class LocalKernel:
     async def _pump(self, name: str, on_message: Callable[[dict[str, Any]], None]) -> None:
         channel = getattr(self.kc, f"{name}_channel")
         while True:
-            msg = await channel.get_msg()
+            try:
+                msg = await channel.get_msg()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a message that does not deserialize, or a bad signature
+                on_message({"channel": name, "error": f"a message on {name} that could not be read ({exc})"})
+                continue
             msg["channel"] = name
             on_message(msg)
 
@@ -188,16 +314,30 @@ class LocalKernel:
     async def is_alive(self) -> bool:
         return await self.km.is_alive()
 
+    def _close_fd(self, name: str) -> None:
+        fd, _ = getattr(self, name), setattr(self, name, -1)
+        if fd >= 0:
+            os.close(fd)
+
     async def shutdown(self) -> None:
         for task in self._tasks:
             task.cancel()
+        self._close_fd("_alive")
+        self._close_fd("_held")  # its sandbox ends now, whatever happens below
         km = getattr(self, "km", None)
         if km is not None:
             if getattr(self, "kc", None) is not None:
                 self.kc.stop_channels()
             with contextlib.suppress(Exception):  # already gone
                 await km.shutdown_kernel(now=True)
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        for folder in (self.workdir, *self.transfer_dirs):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+@functools.cache
+def _sweep_once() -> None:
+    """The folders of hosts killed outright, removed by the first kernel of this process."""
+    sandbox.sweep(tempfile.gettempdir(), "/dev/shm")  # noqa: S108 - only this user's, of dead hosts
 
 
 # -- one kernel in use ------------------------------------------------------------------------
@@ -205,35 +345,46 @@ class LocalKernel:
 class _Frame:
     """A wait inside the kernel: a command it is carrying out, or a request it made of the host."""
 
-    kind: str  # "exec": a command sent to the kernel; "call": a request the kernel made
     id: int
-    future: asyncio.Future[dict[str, Any]] | None = None  # exec: the command's result
-    reply: dict[str, Any] | None = None  # call: the value, once the host has it
+    command: Any = None  # a command sent to the kernel (a bridge command), else a call it made
+    future: asyncio.Future[Any] | None = None  # a command's result
+    reply: bridge.Value | None = None  # a call's value, once the host has it
 
 
 @dataclass
 class _Command:
-    op: str
-    args: dict[str, Any]
-    future: asyncio.Future[dict[str, Any]]
+    command: Any
+    future: asyncio.Future[Any]
     id: int = field(default_factory=lambda: next(_command_ids))
 
 
 _command_ids = itertools.count(1)
-Handler = Callable[[dict[str, Any]], dict[str, Any]]
+Handler = Callable[[Any], bridge.Value]
 
 
 class KernelSession:
     """The conversation with one kernel: its serve cell, the stack of waits inside it, and the
     commands queued for it. All of it runs on the kernel loop."""
 
-    def __init__(self, kernel: Kernel, *, memory_mb: int | None = None, cpu_s: float | None = None) -> None:
+    def __init__(
+        self,
+        kernel: Kernel,
+        *,
+        memory_mb: int | None = None,
+        cpu_s: float | None = None,
+        isolated: bool = True,
+    ) -> None:
         self.kernel = kernel
         self.memory_mb = memory_mb
         self.cpu_s = cpu_s
-        self.handlers: dict[str, Handler] = {}  # a namespace's tag -> what answers its requests
-        self.stray: list[tuple[str, str]] = []  # (stream, text) sent outside a step's capture
+        self.isolated = isolated
+        self.output_cap = 1_000_000  # characters of stray output kept for one step
+        self.handlers: dict[str, Handler] = {}  # a namespace's tag -> what answers its calls
         self.dead: str | None = None
+        self.broken = False  # whether it died of breaking the protocol
+        self._printed: list[tuple[str, str]] = []  # (stream, text) sent outside a step's capture
+        self._printed_chars = 0
+        self._dropped = 0  # characters of such output dropped: outside a step, or past output_cap
         self._threads = concurrent.futures.ThreadPoolExecutor(64, thread_name_prefix="rlm-bridge")
         self._stack: list[_Frame] = []
         self._pending: collections.deque[_Command] = collections.deque()
@@ -241,23 +392,28 @@ class KernelSession:
         self._replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._serve_id: str | None = None
         self._serving = False
+        self._expect_ready = False
         self._park: asyncio.TimerHandle | None = None
         self._watch: asyncio.Task[None] | None = None
+        self._ending: asyncio.Future[None] | None = None
         self._closing = False
 
     # -- starting --------------------------------------------------------------------------
     async def start(self) -> None:
+        _live.add(self)
         await self.kernel.start(self._on_message)
         memory = self.memory_mb * (1 << 20) if self.memory_mb else None
-        workdir = getattr(self.kernel, "workdir", None)
         setup = (
             "from rlm_kernel.executors import inkernel as _rlm\n"
-            f"_rlm.limit({memory!r}, {self.cpu_s!r}, {workdir!r})\n"
+            f"_rlm.limit({memory!r}, {self.cpu_s!r}, isolated={self.isolated!r})\n"
         )
         reply = await self._run_cell(setup)
         if reply["content"].get("status") != "ok":
             c = reply["content"]
-            await self.kernel.shutdown()
+            await self.close()
+            prefix = "the kernel is not sandboxed: "
+            if c.get("ename") == "RuntimeError" and str(c.get("evalue")).startswith(prefix):
+                raise NotSandboxed(str(c["evalue"])[len(prefix) :])
             raise KernelError(
                 f"the kernel could not load rlm_kernel ({c.get('ename')}: {c.get('evalue')}); "
                 "install rlm-kernel in the kernel's environment"
@@ -272,141 +428,214 @@ class KernelSession:
     def _serve(self) -> None:
         """Start the serve cell; it runs while there is work, so an idle kernel waits in its own
         event loop (no CPU), not in ``input()``'s polling."""
-        self._serving = True
+        self._serving = self._expect_ready = True
         self._serve_id = self.kernel.execute("_rlm.serve()")
 
     async def _watch_alive(self) -> None:
         while not self._closing:
             await asyncio.sleep(1.0)
             if not self._closing and not await self.kernel.is_alive():
-                self._fail("the kernel died (out of memory, out of CPU time, or killed)")
-                self.dead = "the kernel died"
+                self._end("the kernel died (out of memory, out of CPU time, or killed)")
                 return
 
     # -- what the kernel sends ---------------------------------------------------------------
     def _on_message(self, msg: dict[str, Any]) -> None:
-        kind = msg["header"]["msg_type"]
-        parent = msg.get("parent_header", {}).get("msg_id")
-        content = msg.get("content", {})
-        if msg["channel"] == "stdin" and kind == "input_request":
-            self._on_request(str(content.get("prompt", "")))
-        elif msg["channel"] == "shell" and kind == "execute_reply":
+        """Every message of the kernel, checked; one that breaks the protocol ends the kernel."""
+        if self.dead:
+            return
+        try:
+            self._dispatch(msg)
+        except ProtocolError as exc:
+            self._violation(str(exc))
+        except Exception as exc:  # a message of a shape no kernel sends
+            self._violation(f"a message that could not be handled ({type(exc).__name__}: {exc})")
+
+    def _dispatch(self, msg: dict[str, Any]) -> None:
+        if "error" in msg and "header" not in msg:
+            raise ProtocolError(msg["error"])
+        channel, kind = msg["channel"], msg["header"]["msg_type"]
+        parent = (msg.get("parent_header") or {}).get("msg_id")
+        content = msg.get("content") or {}
+        if channel == "stdin":
+            if kind != "input_request" or parent != self._serve_id:
+                raise ProtocolError(f"a {kind} on stdin that no cell of the host asked for")
+            self._on_request(content.get("prompt"))
+        elif channel == "shell" and kind == "execute_reply":
             if parent in self._replies:
                 self._replies.pop(parent).set_result(msg)
             elif parent == self._serve_id:
                 # The serve cell ended: parked with no work left, or under a command (an interrupt
                 # that came between steps), which failed with what it was waiting on.
-                self._serving = self._waiting = False
+                self._serving = self._waiting = self._expect_ready = False
                 if self._stack:
                     self._fail("the kernel was interrupted", queued=False)
                 if self._pending and not self._closing:
                     self._serve()
-        elif msg["channel"] == "iopub" and kind == "status" and content.get("execution_state") == "dead":
-            self.dead = "the kernel died"  # whatever it was doing (a gateway's websocket closed, say)
-            self._fail(self.dead)
-        elif msg["channel"] == "iopub" and parent == self._serve_id and kind == "stream":
-            self.stray.append((content.get("name", "stdout"), content.get("text", "")))
+        elif channel == "iopub" and kind == "status" and content.get("execution_state") == "dead":
+            self._end("the kernel died")  # whatever it was doing (a gateway's websocket closed, say)
+        elif channel == "iopub" and kind == "stream" and parent == self._serve_id:
+            self._print(str(content.get("name")), str(content.get("text", "")))
 
-    def _on_request(self, prompt: str) -> None:
-        if not prompt.startswith(MARK):  # the code called input() itself: end of file
-            self.kernel.input_reply("\x04")
+    def _print(self, stream: str, text: str) -> None:
+        """Output outside a step's capture (a thread, a subprocess): kept for the step running, up to
+        ``output_cap``; else counted and dropped."""
+        if stream not in ("stdout", "stderr"):
             return
-        request = json.loads(prompt[len(MARK) :])
-        op = request.pop("op")
+        stepping = any(isinstance(f.command, bridge.Exec) for f in self._stack)
+        room = self.output_cap - self._printed_chars if stepping else 0
+        kept = text[: max(room, 0)]
+        if kept:
+            self._printed.append((stream, kept))
+            self._printed_chars += len(kept)
+        self._dropped += len(text) - len(kept)
+
+    def take_printed(self) -> tuple[str, str, int]:
+        """What was printed outside the capture of the step that just ran (stdout, stderr), and how
+        many characters were dropped since the last step."""
+        out = {name: "".join(t for n, t in self._printed if n == name) for name in ("stdout", "stderr")}
+        dropped = self._dropped
+        self._printed, self._printed_chars, self._dropped = [], 0, 0
+        return out["stdout"], out["stderr"], dropped
+
+    def _on_request(self, prompt: Any) -> None:
+        if self._waiting:
+            raise ProtocolError("a second request before the first was answered")
+        if not isinstance(prompt, str) or not prompt.startswith(MARK):  # the code's own input()
+            self._waiting = True
+            self._send_raw("\x04")  # end of file
+            return
+        request = bridge.parse_request(prompt[len(MARK) :])
+        if isinstance(request, bridge.Ready):
+            if not self._expect_ready or self._stack:
+                raise ProtocolError("a ready in the middle of a command")
+            self._expect_ready = False
+        elif isinstance(request, bridge.Result):
+            self._on_result(request)
+        else:
+            self._on_call(request)
         self._waiting = True
-        if op == "ready":
-            self._stack.clear()
-        elif op == "result":
-            while self._stack:  # requests the command abandoned (interrupted) go with it
-                frame = self._stack.pop()
-                if frame.kind == "exec" and frame.id == request["id"]:
-                    if frame.future is not None and not frame.future.done():
-                        frame.future.set_result(request)
-                    break
-        elif op == "call":
-            frame = _Frame("call", next(_command_ids))
-            self._stack.append(frame)
-            work = asyncio.get_running_loop().run_in_executor(self._threads, self._answer, request)
-            work.add_done_callback(lambda w, f=frame: self._answered(f, w))
         self._pump()
 
-    def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
-        """In a bridge thread: a request of the kernel's code, answered by its namespace's handler."""
-        handler = self.handlers.get(request.get("tag", ""))
-        if handler is None:
-            return {"error": "this namespace's run has ended"}
-        try:
-            return handler(request)
-        except Exception as exc:  # the code sees a one-line RuntimeError, the host stays up
-            return {"error": f"{type(exc).__name__}: {exc}"}
+    def _on_result(self, result: bridge.Result) -> None:
+        # Calls the command made and abandoned (interrupted) go with it.
+        inner = next((f for f in reversed(self._stack) if f.future is not None), None)
+        if inner is None or inner.id != result.id:
+            raise ProtocolError(f"a result for command {result.id}, which is not the one running")
+        bridge.check_result(inner.command, result.result)
+        while self._stack.pop() is not inner:
+            pass
+        if inner.future is not None and not inner.future.done():
+            inner.future.set_result(result.result)
 
-    def _answered(self, frame: _Frame, work: asyncio.Future[dict[str, Any]]) -> None:
+    def _on_call(self, call: Any) -> None:
+        top = self._stack[-1] if self._stack else None
+        if top is None or top.future is None:
+            raise ProtocolError("a call while no command of the host runs")
+        if call.tag != top.command.tag:
+            raise ProtocolError(f"a call under the name {call.tag!r} during a command of {top.command.tag!r}")
+        frame = _Frame(next(_command_ids))
+        self._stack.append(frame)
+        work = asyncio.get_running_loop().run_in_executor(self._threads, self._answer, call)
+        work.add_done_callback(lambda w, f=frame: self._answered(f, w))
+
+    def _answer(self, call: Any) -> bridge.Value:
+        """In a bridge thread: a call of the kernel's code, answered by its namespace's handler."""
+        handler = self.handlers.get(call.tag)
+        if handler is None:
+            return bridge.Value(error="this namespace's run has ended")
+        try:
+            return handler(call)
+        except Exception as exc:  # the code sees a one-line RuntimeError, the host stays up
+            return bridge.Value(error=f"{type(exc).__name__}: {exc}")
+
+    def _answered(self, frame: _Frame, work: asyncio.Future[bridge.Value]) -> None:
+        if work.cancelled():
+            return
         frame.reply = work.result()
         self._pump()
 
     def _pump(self) -> None:
         """If the kernel waits: answer its innermost request once the host has the value, else
         give it the next command (a child's step runs inside the parent's wait)."""
-        if not self._waiting:
+        if not self._waiting or self.dead:
             return
         top = self._stack[-1] if self._stack else None
-        if top is not None and top.kind == "call" and top.reply is not None:
+        if top is not None and top.future is None and top.reply is not None:
             self._stack.pop()
-            self._send({"op": "value", **top.reply})
-        elif (top is None or top.kind == "call") and self._pending:
-            command = self._pending.popleft()
-            self._stack.append(_Frame("exec", command.id, command.future))
-            self._send({"op": command.op, "id": command.id, **command.args})
+            self._send(top.reply)
+        elif (top is None or top.future is None) and self._pending:
+            pending = self._pending.popleft()
+            self._stack.append(_Frame(pending.id, pending.command, pending.future))
+            self._send_raw(bridge.command_json(pending.command, pending.id))
         elif top is None and self._park is None:  # no work: soon the serve cell ends until more
             self._park = asyncio.get_running_loop().call_later(PARK_AFTER_S, self._park_now)
 
     def _park_now(self) -> None:
         self._park = None
         if self._waiting and not self._stack and not self._pending:
-            self._send({"op": "quit"})
+            self._send(bridge.Quit())
 
-    def _send(self, reply: dict[str, Any]) -> None:
+    def _send(self, message: Any) -> None:
+        self._send_raw(json.dumps(dataclasses.asdict(message)))
+
+    def _send_raw(self, text: str) -> None:
         self._waiting = False
-        self.kernel.input_reply(json.dumps(reply))
+        self.kernel.input_reply(text)
 
-    def _fail(self, why: str, queued: bool = True) -> None:
+    def waiting_on_host(self) -> bool:
+        """Whether the kernel waits for the host (a call's value): time that is not the step's own."""
+        stack = self._stack
+        return bool(stack) and stack[-1].future is None
+
+    def _fail(self, why: str, queued: bool = True, broken: bool = False) -> None:
         """End every command in flight (and, with ``queued``, those not yet sent) with ``why``."""
+        lost = Lost(why, broken)
         for frame in self._stack:
             if frame.future is not None and not frame.future.done():
-                frame.future.set_result({"error": why, "lost": True})
+                frame.future.set_result(lost)
         self._stack.clear()
         while queued and self._pending:
             command = self._pending.popleft()
             if not command.future.done():
-                command.future.set_result({"error": why, "lost": True})
+                command.future.set_result(lost)
+
+    def _end(self, why: str, broken: bool = False) -> None:
+        self.dead, self.broken = why, broken
+        self._fail(why, broken=broken)
+
+    def _violation(self, why: str) -> None:
+        """The kernel broke the protocol: no more of it is believed; it is ended, and every command
+        in flight fails."""
+        self._end(why, broken=True)
+        self._ending = asyncio.ensure_future(self.close())
 
     # -- what the host asks -------------------------------------------------------------------
-    async def command(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
+    async def command(self, command: Any) -> Any:
         if self.dead:
-            return {"error": self.dead, "lost": True}
-        command = _Command(op, args, asyncio.get_running_loop().create_future())
-        self._pending.append(command)
+            return Lost(self.dead, self.broken)
+        pending = _Command(command, asyncio.get_running_loop().create_future())
+        self._pending.append(pending)
         if self._park is not None:
             self._park.cancel()
             self._park = None
         if not self._serving:
             self._serve()
         self._pump()
-        return await command.future
+        return await pending.future
 
     def request(
         self,
-        op: str,
+        command: Any,
         stop_when: Callable[[], bool] | None = None,
         timeout: float | None = None,
         grace_s: float = 3.0,
-        **args: Any,
-    ) -> dict[str, Any]:
+    ) -> Any:
         """Carry out a command and return its result, from any thread. A command still running
-        when ``stop_when()`` holds or ``timeout`` passes is interrupted; one that does not end
-        within ``grace_s`` of that raises :class:`KernelStuck`."""
-        future = on_kernel_loop(self.command(op, args))
-        deadline = None if timeout is None else time.monotonic() + timeout
+        when ``stop_when()`` holds, or after ``timeout`` seconds of its own work (time spent waiting
+        for the host's answers does not count), is interrupted; one that does not end within
+        ``grace_s`` of that raises :class:`KernelStuck`."""
+        future = on_kernel_loop(self.command(command))
+        worked, last = 0.0, time.monotonic()
         interrupted_at: float | None = None
         while True:
             try:
@@ -414,8 +643,11 @@ class KernelSession:
             except concurrent.futures.TimeoutError:
                 pass
             now = time.monotonic()
+            if not self.waiting_on_host():
+                worked += now - last
+            last = now
             if interrupted_at is None:
-                if (stop_when is not None and stop_when()) or (deadline is not None and now > deadline):
+                if (stop_when is not None and stop_when()) or (timeout is not None and worked > timeout):
                     interrupted_at = now
                     on_kernel_loop(self.kernel.interrupt())
             elif now - interrupted_at > grace_s:
@@ -423,19 +655,56 @@ class KernelSession:
                 raise KernelStuck()
 
     async def close(self) -> None:
+        if self._closing:
+            return
         self._closing = True
+        _live.discard(self)
         for timer in (self._watch, self._park):
             if timer is not None:
                 timer.cancel()
         if self._serving and self._waiting and not self._stack and not self.dead:
-            self._send({"op": "quit"})
-        self._fail("the kernel was shut down")
+            self._send(bridge.Quit())
+        self._fail(self.dead or "the kernel was shut down", broken=self.broken)
         await self.kernel.shutdown()
         self._threads.shutdown(wait=False, cancel_futures=True)
 
 
-class KernelStuck(KernelError):
-    """A step that did not end when interrupted."""
+# -- every kernel of the process, ended when it goes ------------------------------------------------
+_live: set[KernelSession] = set()
+
+
+def close_all(timeout: float = 30.0) -> None:
+    """Shut down every kernel of the process, warm or in use, and remove their folders."""
+    with _loop_lock:
+        loop = _loop
+    if loop is None or not loop.is_running():
+        return
+
+    async def close() -> None:
+        await asyncio.gather(*(session.close() for session in list(_live)), return_exceptions=True)
+
+    with contextlib.suppress(Exception):  # the process is going: what could be closed was
+        asyncio.run_coroutine_threadsafe(close(), loop).result(timeout)
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    close_all(10.0)
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+@functools.cache
+def _clean_up_at_exit() -> None:
+    """At exit, and on SIGTERM where nothing else handles it, the kernels go before the process.
+    At exit this runs before the interpreter stops its thread pools (an HTTP client resolving the
+    gateway's address needs one), where CPython allows it; atexit elsewhere."""
+
+    getattr(threading, "_register_atexit", atexit.register)(close_all)
+    if threading.current_thread() is threading.main_thread():
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _on_sigterm)
+    else:
+        _clean_up_at_exit.cache_clear()  # try again from the main thread
 
 
 # -- a warm pool of kernels -------------------------------------------------------------------
@@ -487,14 +756,12 @@ def pool_for(key: tuple[Any, ...], factory: Callable[[], KernelSession], size: i
     with _loop_lock:
         pool = _pools.get(key)
         if pool is None:
-            if not _pools:
-                atexit.register(close_pools)
             pool = _pools[key] = KernelPool(factory, size)
     return pool
 
 
 def close_pools() -> None:
-    """Shut down every warm kernel of the process (at exit, too)."""
+    """Shut down every warm kernel of the process."""
     with _loop_lock:
         pools = list(_pools.values())
         _pools.clear()
@@ -503,27 +770,32 @@ def close_pools() -> None:
 
 
 # -- the executor ------------------------------------------------------------------------------
-RESTARTED = (
-    "The step did not stop when interrupted, so the kernel was restarted: every variable made so "
-    "far is gone; context and the REPL's functions are back.\n"
-)
-DIED = "The kernel died during the step ({why}); it was restarted: every variable made so far is gone.\n"
+AGAIN = "every variable made so far is gone; context and the REPL's functions are back.\n"
+RESTARTED = "The step did not stop when interrupted, so the kernel was restarted: " + AGAIN
+DIED = "The kernel died during the step ({why}); it was restarted: " + AGAIN
+BROKE = "The kernel broke the bridge's protocol ({why}), so it was ended and a new kernel started: " + AGAIN
 
 
 class KernelExecutor:
     """The executor port over a kernel: local (``LocalKernel``) or remote (``GatewayKernel``).
 
-    ``memory_mb`` and ``cpu_s`` limit the kernel; ``step_timeout`` ends a step that runs longer
-    (interrupt, then restart); ``max_subcalls`` bounds the sub-calls of a run; ``output_cap`` is
-    the most characters of a step's output that leave the kernel."""
+    ``isolation`` is ``"sandbox"`` (the default: a local kernel runs in one, a remote one must be in
+    one) or ``"none"``. ``memory_mb`` holds all the kernel's processes together, ``max_procs``
+    their number and ``file_mb`` any one file; ``cpu_s`` limits the kernel's CPU time;
+    ``step_timeout`` ends a step that works longer (interrupt, then restart); ``max_subcalls``
+    bounds the sub-calls of a run; ``output_cap`` is the most characters of a step's output that
+    leave the kernel."""
 
     kind = "kernel"
 
     def __init__(
         self,
         *,
-        kernel_name: str = "python3",
+        kernel_name: str | None = None,
+        isolation: str = "sandbox",
         memory_mb: int | None = 4096,
+        max_procs: int = 256,
+        file_mb: int = 1024,
         cpu_s: float | None = None,
         step_timeout: float | None = None,
         interrupt_grace_s: float = 3.0,
@@ -533,10 +805,14 @@ class KernelExecutor:
         tag: str = "",
         _parent: KernelExecutor | None = None,
     ) -> None:
-        self.kernel_name = kernel_name
+        if isolation not in ISOLATIONS:
+            raise ConfigError(f"Unknown isolation {isolation!r}: choose one of {', '.join(ISOLATIONS)}.")
+        self.kernel_name = kernel_name or self.default_kernel(isolation)
+        self.isolation = isolation
         self.memory_mb = memory_mb
+        self.limits = sandbox.Limits(memory_mb or sandbox.Limits.memory_mb, max_procs, file_mb)
         self.cpu_s = cpu_s
-        self.step_timeout = step_timeout
+        self.step_timeout = STEP_TIMEOUT_S if step_timeout is None else step_timeout
         self.interrupt_grace_s = interrupt_grace_s
         self.max_subcalls = max_subcalls
         self.output_cap = output_cap
@@ -546,31 +822,59 @@ class KernelExecutor:
         self._session: KernelSession | None = _parent._root._session if _parent is not None else None
         self._children: list[KernelExecutor] = []
         self._subcalls: Any = None
-        self._bound: dict[str, Any] | None = None
         self._context: Any = None
         self._parts: dict[str, list[bytes]] = {}
         self._count = 0
         self.stop_when: Callable[[], bool] | None = None
         self.load_s = 0.0  # seconds the context took to load into the kernel
+        if _parent is not None:  # a child run's namespace, in its parent's kernel, on its terms
+            for name in self._SHARED:
+                setattr(self, name, getattr(_parent, name))
+        _clean_up_at_exit()
+
+    _SHARED = ("kernel_name", "isolation", "memory_mb", "limits", "cpu_s", "step_timeout")
+    _SHARED += ("interrupt_grace_s", "max_subcalls", "output_cap", "warm")
+
+    @staticmethod
+    def default_kernel(isolation: str) -> str:
+        return "python3"
 
     # -- kernels --------------------------------------------------------------------------
     def new_kernel(self) -> Kernel:
-        return LocalKernel(self.kernel_name)
+        return LocalKernel(self.kernel_name, isolation=self.isolation, limits=self.limits)
 
     def _pool_key(self) -> tuple[Any, ...]:
-        return (type(self).__name__, self.kernel_name, self.memory_mb, self.cpu_s)
+        return (
+            type(self).__name__,
+            self.kernel_name,
+            self.isolation,
+            self.memory_mb,
+            self.limits,
+            self.cpu_s,
+        )
 
     def _pool(self) -> KernelPool:
-        key = self._pool_key()
-        factory = lambda: KernelSession(self.new_kernel(), memory_mb=self.memory_mb, cpu_s=self.cpu_s)  # noqa: E731
-        return pool_for(key, factory, self.warm)
+        def factory() -> KernelSession:
+            isolated = self.isolation == "sandbox"
+            return KernelSession(
+                self.new_kernel(), memory_mb=self.memory_mb, cpu_s=self.cpu_s, isolated=isolated
+            )
+
+        return pool_for(self._pool_key(), factory, self.warm)
 
     @property
     def session(self) -> KernelSession:
         root = self._root
         if root._session is None:
-            root._session = root._pool().acquire()
+            try:
+                root._session = root._pool().acquire()
+            except NotSandboxed as exc:
+                raise KernelError(self.not_sandboxed(exc.why)) from None
+            root._session.output_cap = root.output_cap
         return root._session
+
+    def not_sandboxed(self, why: str) -> str:
+        return f"the {self.kernel_name!r} kernel did not start in its sandbox ({why})"
 
     # -- the port -------------------------------------------------------------------------
     def bind(
@@ -603,16 +907,17 @@ class KernelExecutor:
         else:
             where = {"ref": self._load(context)}
         reply = session.request(
-            "bind",
-            tag=self.tag,
-            context=where,
-            subcalls=self._subcalls is not None,
-            helpers=self._helpers,
-            host=[_declared(name, fn) for name, fn in self._host.items()],
-            output_cap=self.output_cap,
+            bridge.Bind(
+                tag=self.tag,
+                context=where,
+                subcalls=self._subcalls is not None,
+                helpers=self._helpers,
+                host=[_declared(name, fn) for name, fn in self._host.items()],
+                output_cap=self.output_cap,
+            )
         )
-        if "error" in reply:
-            raise KernelError(f"the kernel could not bind the run's names: {reply['error']}")
+        if isinstance(reply, (bridge.Failed, Lost)):
+            raise KernelError(f"the kernel could not bind the run's names: {reply.error}")
 
     def _load(self, context: Any) -> str:
         """Send the context to the kernel, once: a file beside it, or parts over its channel."""
@@ -632,6 +937,8 @@ class KernelExecutor:
             with os.fdopen(
                 os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600), "wb", buffering=0
             ) as f:
+                if session.kernel.uid is not None:  # the sandbox's own uid reads it
+                    os.fchown(f.fileno(), session.kernel.uid, session.kernel.uid)
                 if layout is not None:  # as CPython holds it: no copy, no encoding
                     kind, address, size = layout
                     view = memoryview((ctypes.c_char * size).from_address(address)).cast("B")
@@ -641,48 +948,51 @@ class KernelExecutor:
                 else:
                     _write(f, context, fmt)
             try:
-                reply = session.request("load", ref=ref, tag=self.tag, format=fmt, path=path, **extra)
+                reply = session.request(bridge.Load(tag=self.tag, ref=ref, format=fmt, path=path, **extra))
             finally:
-                with contextlib.suppress(FileNotFoundError):  # the kernel removes it once read
+                with contextlib.suppress(FileNotFoundError):
                     os.unlink(path)
         else:
             blob = _blob(context, fmt)
             self._parts[ref] = [blob[i : i + PART_BYTES] for i in range(0, len(blob), PART_BYTES)]
             del blob
-            reply = session.request("load", ref=ref, tag=self.tag, format=fmt, parts=len(self._parts[ref]))
+            reply = session.request(
+                bridge.Load(tag=self.tag, ref=ref, format=fmt, parts=len(self._parts[ref]))
+            )
             self._parts.pop(ref, None)
-        if "error" in reply:
-            raise KernelError(f"the kernel could not load the context: {reply['error']}")
+        if isinstance(reply, (bridge.Failed, Lost)):
+            raise KernelError(f"the kernel could not load the context: {reply.error}")
         self.load_s = time.perf_counter() - started
         return ref
 
     def execute(self, code: str, *, step: int) -> StepOutcome:
         session = self.session
-        session.stray.clear()
         try:
             reply = session.request(
-                "exec",
+                bridge.Exec(tag=self.tag, code=code, step=step),
                 stop_when=self.stop_when,
                 timeout=self.step_timeout,
                 grace_s=self.interrupt_grace_s,
-                tag=self.tag,
-                code=code,
-                step=step,
             )
         except KernelStuck:
             self._restart()
             return StepOutcome(ExecResult(error=RESTARTED))
-        if reply.get("lost"):
-            why = reply["error"]
+        if isinstance(reply, Lost):
             self._restart()
-            return StepOutcome(ExecResult(error=DIED.format(why=why)))
-        if "error" in reply and "stdout" not in reply:
-            return StepOutcome(ExecResult(error=str(reply["error"]) + "\n"))
+            return StepOutcome(ExecResult(error=(BROKE if reply.broken else DIED).format(why=reply.error)))
+        if isinstance(reply, bridge.Failed):
+            return StepOutcome(ExecResult(error=reply.error + "\n"))
         # What the step's threads and subprocesses printed reached the kernel's own streams.
-        stray = {name: "".join(t for n, t in session.stray if n == name) for name in ("stdout", "stderr")}
-        stdout, stderr = reply["stdout"] + stray["stdout"], reply["stderr"] + stray["stderr"]
-        result = ExecResult(stdout, stderr, reply["value"], reply["error"], reply["elapsed_s"])
-        return StepOutcome(result, reply["answer_ready"], reply["answer"], tuple(reply["restored"]))
+        stdout, stderr, dropped = session.take_printed()
+        stderr += _dropped_note(dropped)
+        result = ExecResult(
+            _cap(reply.stdout + stdout, self.output_cap),
+            _cap(reply.stderr + stderr, self.output_cap),
+            None if reply.value is None else _cap(reply.value, self.output_cap),
+            None if reply.error is None else _cap(reply.error, self.output_cap),
+            reply.elapsed_s,
+        )
+        return StepOutcome(result, reply.answer_ready, reply.answer, tuple(reply.restored))
 
     def _restart(self) -> None:
         """A new kernel for the run, its names bound again; children whose contexts lived in the
@@ -697,11 +1007,11 @@ class KernelExecutor:
 
     def resolve(self, directive: FinalDirective) -> tuple[str | None, str | None]:
         reply = self.session.request(
-            "resolve", tag=self.tag, kind=directive.kind, argument=directive.argument
+            bridge.Resolve(tag=self.tag, kind=directive.kind, argument=directive.argument)
         )
-        if "error" in reply:
-            return None, str(reply["error"])
-        return reply["content"], reply["problem"]
+        if isinstance(reply, (bridge.Failed, Lost)):
+            return None, reply.error
+        return reply.content, reply.problem
 
     def close(self) -> list[str]:
         session = self._root._session
@@ -710,9 +1020,9 @@ class KernelExecutor:
         session.handlers.pop(self.tag, None)
         if self._root is not self:
             if not session.dead:
-                session.request("close", tag=self.tag)
+                session.request(bridge.Close(tag=self.tag))
                 if isinstance(self._context, RemoteContext):
-                    session.request("forget", refs=[self._context.ref])
+                    session.request(bridge.Forget(tag=self.tag, refs=[self._context.ref]))
             return []
         self._session = None
         on_kernel_loop(session.close()).result(timeout=30)
@@ -720,45 +1030,47 @@ class KernelExecutor:
 
     def child(self, tag: str) -> KernelExecutor:
         """A child run's executor: a namespace of its own in the same kernel."""
-        child = KernelExecutor(tag=tag, _parent=self)
+        child = type(self)._child_of(self, tag)
         self._root._children.append(child)
         return child
 
-    # -- the kernel's requests, in a bridge thread --------------------------------------------
-    def _handle(self, request: dict[str, Any]) -> dict[str, Any]:
-        fn = request["fn"]
-        if fn == "part":
-            return {"value": _b64(self._root._parts_of(request["ref"])[request["index"]])}
-        if fn == "host":
-            call = self._host.get(request["name"])
-            if call is None:
-                return {"error": f"no function {request['name']!r} on the host"}
+    @staticmethod
+    def _child_of(parent: KernelExecutor, tag: str) -> KernelExecutor:
+        return KernelExecutor(tag=tag, _parent=parent)
+
+    # -- the kernel's calls, in a bridge thread --------------------------------------------
+    def _handle(self, call: Any) -> bridge.Value:
+        if isinstance(call, bridge.Part):
+            parts = self._root._parts_of(call.ref)
+            if call.index >= len(parts):
+                return bridge.Value(error=f"no part {call.index} of {call.ref}")
+            return bridge.Value(_b64(parts[call.index]))
+        if isinstance(call, bridge.HostCall):
+            fn = self._host.get(call.name)
+            if fn is None:
+                return bridge.Value(error=f"no function {call.name!r} on the host")
             try:
-                value = call(*request.get("args", []), **request.get("kwargs", {}))
+                value = fn(*call.args, **call.kwargs)
             except Exception as exc:  # the tool's own failure, raised again in the kernel's code
-                return {"error": f"{type(exc).__name__}: {exc}"}
-            return {"value": json.loads(json.dumps(value, default=str))}
+                return bridge.Value(error=f"{type(exc).__name__}: {exc}")
+            return bridge.Value(json.loads(json.dumps(value, default=str)))
         subcalls = self._subcalls
         if subcalls is None:
-            return {"error": "this run has no sub-calls"}
-        if fn == "llm_query":
-            return self._counted(1) or {"value": subcalls.llm_query(request["prompt"], request.get("model"))}
-        if fn == "llm_query_batched":
-            prompts = request["prompts"]
-            return self._counted(len(prompts)) or {
-                "value": subcalls.llm_query_batched(prompts, request.get("model"))
-            }
-        if fn == "ask_batched":
-            conversations = request["conversations"]
-            return self._counted(len(conversations)) or {
-                "value": subcalls.ask_batched(conversations, request.get("max_tokens"))
-            }
-        if fn == "rlm_query_batched":
-            prompts = request["prompts"]
-            refs = request.get("contexts")
-            contexts = None if refs is None else [RemoteContext(r["ref"], r["meta"]) for r in refs]
-            return self._counted(len(prompts)) or {"value": subcalls.rlm_query_batched(prompts, contexts)}
-        return {"error": f"unknown request {fn!r}"}
+            return bridge.Value(error="this run has no sub-calls")
+        if isinstance(call, bridge.LlmQuery):
+            return self._counted(1) or bridge.Value(subcalls.llm_query(call.prompt, call.model))
+        if isinstance(call, bridge.LlmQueryBatched):
+            return self._counted(len(call.prompts)) or bridge.Value(
+                subcalls.llm_query_batched(call.prompts, call.model)
+            )
+        if isinstance(call, bridge.AskBatched):
+            return self._counted(len(call.conversations)) or bridge.Value(
+                subcalls.ask_batched(call.conversations, call.max_tokens)
+            )
+        contexts = None if call.contexts is None else [RemoteContext(c.ref, c.meta) for c in call.contexts]
+        return self._counted(len(call.prompts)) or bridge.Value(
+            subcalls.rlm_query_batched(call.prompts, contexts)
+        )
 
     def _parts_of(self, ref: str) -> list[bytes]:
         for executor in (self, *self._children):
@@ -766,12 +1078,23 @@ class KernelExecutor:
                 return executor._parts[ref]
         raise KeyError(ref)
 
-    def _counted(self, n: int) -> dict[str, Any] | None:
+    def _counted(self, n: int) -> bridge.Value | None:
         root = self._root
         root._count += n
         if root.max_subcalls is not None and root._count > root.max_subcalls:
-            return {"error": f"this run's limit of {root.max_subcalls:,} sub-calls is reached"}
+            return bridge.Value(error=f"this run's limit of {root.max_subcalls:,} sub-calls is reached")
         return None
+
+
+def _cap(text: str, cap: int) -> str:
+    """A kernel's text, no longer than ``cap`` whatever the kernel sent (it cuts its own output)."""
+    return text if len(text) <= cap else text[:cap] + f"\n... [{len(text) - cap:,} characters cut]\n"
+
+
+def _dropped_note(dropped: int) -> str:
+    if not dropped:
+        return ""
+    return f"[{dropped:,} characters the kernel printed outside a step, or past output_cap, were dropped]\n"
 
 
 def _declared(name: str, fn: Callable[..., Any]) -> dict[str, str]:
@@ -784,17 +1107,14 @@ def _declared(name: str, fn: Callable[..., Any]) -> dict[str, str]:
 
 
 def _transfer_dir(kernel: Kernel, context: Any) -> str:
-    """Where a context passes to a kernel on this machine: memory (``/dev/shm``) when it has room,
-    the kernel's own directory otherwise."""
+    """Where a context passes to a kernel on this machine: memory when it has room, else disk."""
     need = 2 * len(context) if isinstance(context, (str, bytes, bytearray)) else 0
-    shm = "/dev/shm"  # noqa: S108 - each file is new (O_EXCL), random-named and the owner's alone
-    try:
-        stat = os.statvfs(shm)
-        if os.access(shm, os.W_OK) and stat.f_bavail * stat.f_frsize > need + (64 << 20):
-            return shm
-    except OSError:
-        pass
-    return str(getattr(kernel, "workdir", tempfile.gettempdir()))
+    for path in kernel.transfer_dirs[:-1]:
+        with contextlib.suppress(OSError):
+            stat = os.statvfs(path)
+            if stat.f_bavail * stat.f_frsize > need + (64 << 20):
+                return path
+    return kernel.transfer_dirs[-1]
 
 
 def _write(f: Any, context: Any, fmt: str) -> None:

@@ -9,9 +9,11 @@ see each other's prints.
 from __future__ import annotations
 
 import ast
+import contextlib
 import ctypes
 import io
 import os
+import signal
 import sys
 import threading
 import time
@@ -186,6 +188,72 @@ def _leftovers(pid: int, recursion_limit: int, threads: set[threading.Thread]) -
                 locks.discard(lock)
 
 
+class _Forks:
+    """Copies of this process that a step's code forked (``os.fork``, multiprocessing's "fork"): each
+    notes its pid and start time here as it begins, copies of copies too, and the run ends them all
+    when it closes. A copy goes no further than its step's code (:func:`_leftovers`), but one that
+    sleeps or serves there would outlive the run, holding the host's memory and files."""
+
+    def __init__(self) -> None:
+        self._read, self._write = os.pipe()
+        os.set_blocking(self._read, False)
+        os.set_blocking(self._write, False)  # under a fork bomb, notes are lost, not the copies' time
+
+    def note(self) -> None:
+        """In a copy, as it begins."""
+        with contextlib.suppress(OSError):
+            os.write(self._write, f"{os.getpid()} {_started(os.getpid())}\n".encode())
+
+    def end(self) -> None:
+        """End the copies still running (those whose pid is still theirs), and stop listening. A copy
+        forked just before its parent ended writes its note a moment later: the notes are read until
+        a short while passes with none."""
+        ended: set[int] = set()
+        for _ in range(SETTLE_ROUNDS):
+            notes = b""
+            with contextlib.suppress(BlockingIOError):
+                while chunk := os.read(self._read, 1 << 16):
+                    notes += chunk
+            found = [tuple(int(n) for n in line.split()) for line in notes.decode().splitlines()]
+            if not found and ended:
+                break
+            for pid, started in found:
+                if pid != os.getpid() and _started(pid) == started:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                ended.add(pid)
+            if not ended:
+                break  # the run forked nothing
+            time.sleep(SETTLE_S)
+        os.close(self._read)
+        os.close(self._write)
+
+
+SETTLE_S, SETTLE_ROUNDS = 0.05, 20
+
+
+def _started(pid: int) -> int:
+    """When a process started (clock ticks since boot), which tells it from a later one of its pid."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
+_forks: ContextVar[_Forks | None] = ContextVar("rlm_forks", default=None)
+
+
+def _note_fork() -> None:
+    forks = _forks.get()
+    if forks is not None:
+        forks.note()
+
+
+if sys.platform == "linux":
+    os.register_at_fork(after_in_child=_note_fork)
+
+
 class LocalExecutor:
     """The in-process executor (plain Python, the magics, child runs): a dict namespace.
 
@@ -198,6 +266,7 @@ class LocalExecutor:
         self.tag = tag
         self.scaffold: Scaffold | None = None
         self.stop_when: Callable[[], bool] | None = None
+        self._forks: _Forks | None = None
 
     def bind(
         self,
@@ -216,11 +285,15 @@ class LocalExecutor:
         out, err = io.StringIO(), io.StringIO()
         pid, limit, threads = os.getpid(), sys.getrecursionlimit(), set(threading.enumerate())
         watched = _watchdog.arm(self.stop_when) if self.stop_when else None
+        if self._forks is None and sys.platform == "linux":
+            self._forks = _Forks()
+        forking = _forks.set(self._forks)
         try:
             try:
                 with capture_output() as (out, err):
                     value, error = run_code(code, self.namespace, step_filename(step, self.tag))
             finally:
+                _forks.reset(forking)
                 if watched is not None:
                     _watchdog.disarm(watched)
                 _leftovers(pid, limit, threads)
@@ -244,6 +317,9 @@ class LocalExecutor:
         return self.scaffold.resolve(directive)
 
     def close(self) -> list[str]:
+        if self._forks is not None:
+            self._forks.end()
+            self._forks = None
         return self.scaffold.close() if self.scaffold is not None else []
 
     def child(self, tag: str) -> LocalExecutor:

@@ -192,10 +192,8 @@ def test_the_code_cannot_read_a_key(
     result = make_rlm(server, **executor_settings(kernel_kind, gw)).completion("abc", "q")
     (output, *_) = outputs(result)
     assert "[redacted]" not in output and "sk-live" not in output  # nothing to redact: nothing read
-    if kernel_kind == "kernel":  # the kernel's parent is this process, whose environment has the key
-        assert output == "['no key in the environment', 'PermissionError', 0]\n"
-    else:
-        assert output == "['no key in the environment', False, 0]\n"
+    # The kernel's parent is its sandbox's first process, which lets nothing read its environment.
+    assert output == "['no key in the environment', 'PermissionError', 0]\n"
 
 
 # -- the kernel executors, one at a time --------------------------------------------------------
@@ -284,8 +282,7 @@ def test_the_kernel_has_limits(make_executor: Any) -> None:
     assert len(result.stdout) < 11_000 and "characters cut" in result.stdout
     assert "limit of 5 sub-calls" in run(executor, "llm_query_batched(['a'] * 6)").error
     assert "EOFError" in run(executor, "input('who are you?')").error
-    if not isinstance(executor, GatewayExecutor):  # a remote kernel's directory is its server's
-        assert "rlm-kernel-" in run(executor, "import os; os.getcwd()").value
+    assert run(executor, "import os; os.getcwd()").value == "'/tmp'"  # the sandbox's own
 
 
 def test_output_of_threads_and_subprocesses_reaches_the_root(make_executor: Any) -> None:

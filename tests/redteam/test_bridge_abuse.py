@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from conftest import attacker, outputs
+from redteam import attacker, outputs
 from scripted_server import ScriptedServer
 
 pytestmark = pytest.mark.timeout(180)

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import attacker, outputs
+from redteam import attacker, outputs
 from scripted_server import ScriptedServer
 from waiting import wait_until
 
@@ -83,5 +83,5 @@ def test_on_a_full_disk_the_trajectory_ends_on_a_whole_line(
     assert "could not be written" in done.stdout
     (log,) = tmp_path.glob("*.jsonl")
     text = log.read_text()
-    assert text.endswith("\n")
+    assert not text or text.endswith("\n")  # the first event alone may not fit
     assert all(isinstance(json.loads(line), dict) for line in text.splitlines())

@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import attacker, outputs, processes_with
+from redteam import attacker, outputs, processes_with
 from scripted_server import ScriptedServer
 from waiting import wait_until
 
@@ -175,5 +175,5 @@ def test_a_host_killed_outright_leaves_nothing_that_the_next_one_keeps() -> None
     try:
         assert not Path(workdir).exists()
     finally:
-        second.kill()
+        second.terminate()
         second.wait(60)

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CONFIG_KEY, HOST_KEY, attacker, by_turn, outputs, run_as_ordinary_user, step
+from redteam import CONFIG_KEY, HOST_KEY, attacker, by_turn, outputs, run_as_ordinary_user, step
 from scripted_server import ScriptedServer
 
 from rlm_kernel.secrets import REDACTED
@@ -55,12 +55,16 @@ def test_passwords_and_credentials_in_addresses_never_reach_the_record(
 ) -> None:
     for name, value in CREDENTIALS.items():
         monkeypatch.setenv(name, value)
-    listed = repr(list(CREDENTIALS.values()))
-    code = f"import os\nprint([os.environ.get(n) for n in {list(CREDENTIALS)!r}])\nprint({listed})"
+    # Read from the environment: redacted by the variable's name (PGPASSWORD, MYSQL_PWD) or by the
+    # value's form (an address's password, a token as an address's user, a token in a query string).
+    code = f"import os\nprint([os.environ.get(n) for n in {list(CREDENTIALS)!r}])"
     result = attacker(server, code, executor=executor, log_dir=tmp_path).completion("doc", "q")
     recorded = result.log_path.read_text()
     assert not [leak for leak in LEAKED if leak in recorded]
-    assert REDACTED in recorded
+    if executor == "local":  # read, then redacted
+        assert outputs(result)[0].count(REDACTED) == len(CREDENTIALS)
+    else:  # never in the kernel's environment
+        assert outputs(result) == [repr([None] * len(CREDENTIALS)) + "\n"]
     sent = json.dumps([r.body for r in server.requests])
     assert not [leak for leak in LEAKED if leak in sent]
 

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import HOST_KEY, attacker, outputs, processes_with
 from jupyter_core.paths import jupyter_runtime_dir
 from kernel_session import KernelSession, scripted_env
+from redteam import HOST_KEY, attacker, outputs, processes_with
 from scripted_server import ScriptedServer
 from waiting import wait_until
 
