@@ -1,5 +1,8 @@
-"""The kernel executor against the local one: what running the code in a kernel of its own costs.
+"""The kernel executor against the local one: what running the code in a kernel of its own costs,
+in its sandbox (the default) and, as the baseline measured in the same run, without one.
 
+* cold start: a sandboxed kernel started and ready for steps, against one without a sandbox
+  (target <= 1.5 s for the sandboxed one);
 * per-step overhead: a trivial step (``x = 1``) run many times through each executor; the figure
   is the kernel's median minus the local median, in ms (target <= 5 ms);
 * the same for a step after the kernel's serve cell has ended (``PARK_AFTER_S`` of idleness) and
@@ -111,6 +114,37 @@ def overheads(quick: bool) -> tuple[dict[str, float], dict[str, list[float]]]:
     return {"step_ms": step_ms, "idle_ms": idle_ms, "call_ms": call_ms}, raw
 
 
+def kernel_processes(session: Any) -> list[Any]:
+    """The processes of a local kernel: its sandbox's (bubblewrap, its first process, the kernel), or
+    the kernel alone."""
+    import psutil
+
+    launched = psutil.Process(session.kernel.km.provisioner.pid)
+    return [launched, *launched.children(recursive=True)]
+
+
+def kernel_pid(session: Any) -> int:
+    """The pid of the kernel itself (ipykernel), inside its sandbox or not."""
+    return next(p.pid for p in kernel_processes(session) if p.cmdline()[1:3] == ["-m", "ipykernel_launcher"])
+
+
+def cold_starts(quick: bool) -> dict[str, list[float]]:
+    """Seconds from nothing to a kernel ready for steps (limits set, rlm_kernel loaded), one at a time."""
+    from rlm_kernel.executors.kernel import KernelSession, LocalKernel, on_kernel_loop
+
+    times: dict[str, list[float]] = {"sandbox": [], "none": []}
+    for _ in range(3 if quick else 8):
+        for isolation in times:  # interleaved, so drift hits both alike
+            session = KernelSession(
+                LocalKernel(isolation=isolation), memory_mb=4096, isolated=isolation == "sandbox"
+            )
+            start = time.perf_counter()
+            on_kernel_loop(session.start()).result(timeout=120)
+            times[isolation].append(time.perf_counter() - start)
+            on_kernel_loop(session.close()).result(timeout=30)
+    return times
+
+
 def warm_pool(quick: bool) -> list[float]:
     from rlm_kernel.executors.kernel import KernelPool, KernelSession, LocalKernel
 
@@ -143,12 +177,15 @@ def idle_cpu(seconds: float = 3.0) -> tuple[float, float]:
     executor = KernelExecutor(warm=0)
     executor.bind("ctx", Echo(), None)
     session = executor.session
-    process = psutil.Process(session.kernel.km.provisioner.pid)
+    processes = kernel_processes(session)  # the sandbox's first process, which watches memory, too
+
+    def used() -> float:
+        return sum(sum(p.cpu_times()[:2]) for p in processes)
 
     def share() -> float:
-        before = sum(process.cpu_times()[:2])
+        before = used()
         time.sleep(seconds)  # the figure is what the kernel does while nothing happens
-        return 100 * (sum(process.cpu_times()[:2]) - before) / seconds
+        return 100 * (used() - before) / seconds
 
     try:
         waiting = share()
@@ -166,18 +203,18 @@ def big_context() -> dict[str, float]:
 
     executor = KernelExecutor(memory_mb=None)
     session = executor.session  # a kernel before the context exists, so its start is not counted
-    kernel_pid = session.kernel.km.provisioner.pid
+    kernel = kernel_pid(session)
     host_before, _ = rss()
-    kernel_before, _ = rss(kernel_pid)
+    kernel_before, _ = rss(kernel)
     context = "0123456789abcdef" * (CONTEXT_MB * (1 << 20) // 16)
     size = len(context)
     reset_peak()
-    reset_peak(kernel_pid)
+    reset_peak(kernel)
     start = time.perf_counter()
     executor.bind(context, None, None)
     bind_s = time.perf_counter() - start
     _, host_peak = rss()
-    _, kernel_peak = rss(kernel_pid)
+    _, kernel_peak = rss(kernel)
     check = executor.execute("len(context), context[-16:]", step=1).result.value
     executor.close()
     if check != repr((size, context[-16:])):
@@ -217,6 +254,7 @@ def run(quick: bool = False) -> dict:
     from rlm_kernel.executors.kernel import close_pools
 
     try:
+        starts = cold_starts(quick)
         costs, raw = overheads(quick)
         pool_times = warm_pool(quick)
         waiting_cpu, parked_cpu = idle_cpu()
@@ -225,7 +263,11 @@ def run(quick: bool = False) -> dict:
     finally:
         close_pools()
     raw.update({"warm acquire": pool_times, **{f"64-way step {k}": v for k, v in batches.items()}})
+    raw.update({f"cold start, isolation={k}": v for k, v in starts.items()})
+    cold, cold_none = median(starts["sandbox"]), median(starts["none"])
     values = [
+        ("cold start of a sandboxed kernel", round(cold, 3), "s"),
+        ("cold start without a sandbox (isolation='none')", round(cold_none, 3), "s"),
         ("per-step overhead, kernel - local", round(costs["step_ms"], 3), "ms"),
         ("the same, a step after 30 s idle (serve cell restarted)", round(costs["idle_ms"], 3), "ms"),
         ("bridged llm_query round trip, kernel - local", round(costs["call_ms"], 3), "ms"),
@@ -239,6 +281,7 @@ def run(quick: bool = False) -> dict:
     ]
     figures = [{"figure": name, "value": value, "unit": unit} for name, value, unit in values]
     targets = [
+        target("cold start of a sandboxed kernel", round(cold, 3), 1.5, unit="s"),
         target("per-step overhead of kernel over local", round(costs["step_ms"], 3), 5.0, unit="ms"),
         target("bridged sub-call round trip", round(costs["call_ms"], 3), 5.0, unit="ms"),
         target("warm-pool kernel acquisition", round(median(pool_times) * 1000, 2), 50.0, unit="ms"),
@@ -261,6 +304,8 @@ def run(quick: bool = False) -> dict:
         "raw": raw,
         "notes": [
             "medians; per-step and round-trip figures are the kernel's median minus the local median",
+            "every kernel is sandboxed (bubblewrap) but the cold-start baseline; idle CPU counts all the "
+            "sandbox's processes, its memory watch included",
             "host peak RSS counts from before the context string was made, so 1.0 is the string itself",
             f"load: the {CONTEXT_MB} MB string goes as CPython lays it out, through a file in /dev/shm; "
             f"{loaded['load_s']:.3f} s to load, {loaded['bind_s']:.3f} s for the whole bind",

@@ -6,9 +6,11 @@ kernel can neither signal it (signals sent from inside a namespace to its init a
 the init handles them, and this one handles none) nor trace it (it is not dumpable); when it
 ends, every process of the sandbox ends with it. It ends when the kernel does.
 
-Every ``WATCH_S`` it adds up the memory of the sandbox's processes and of its private ``/tmp`` and
-``/dev/shm``: resident sizes first, which cost little and bound the rest from above, then, when
-they are over, each process's proportional share (its resident size where it hides its maps). Over
+It adds up the memory of the sandbox's processes and of its private ``/tmp`` and ``/dev/shm``:
+resident sizes first, which cost little and bound the rest from above, then, when they are over,
+each process's proportional share (its resident size where it hides its maps). It looks again as
+soon as memory growing at ``GROWTH`` bytes a second could reach the limit: every ``WATCH_S`` near
+it, once a second far below it (an idle kernel's sandbox costs little CPU). Over
 the limit, it ends the largest processes other than the kernel until the rest fits, and the kernel
 itself when they are not enough. The socket folder the kernel shares with its host must hold
 sockets only: anything else written there ends the kernel.
@@ -33,7 +35,8 @@ import signal
 import stat
 import sys
 
-WATCH_S = 0.02
+WATCH_S, IDLE_S = 0.02, 1.0  # the most and the least often it looks
+GROWTH = 4 << 30  # bytes a second memory may grow: a few cores writing to new pages
 PAGE = os.sysconf("SC_PAGE_SIZE")
 MAX_SOCKETS = 16  # a kernel binds five
 
@@ -81,27 +84,33 @@ def _only_sockets(folder: str) -> bool:
     return True
 
 
-def _enforce(kernel: int, limit: int, folder: str) -> None:
+def _enforce(kernel: int, limit: int, folder: str) -> float:
+    """Hold the sandbox to its limits; returns how long until it must look again."""
     if folder and not _only_sockets(folder):
         os.kill(kernel, signal.SIGKILL)
-        return
+        return WATCH_S
     pids = [int(name) for name in os.listdir("/proc") if name.isdigit() and name != "1"]
     files = _used("/tmp") + _used("/dev/shm")  # noqa: S108 - the sandbox's own, private mounts
-    if files + sum(map(_resident, pids)) <= limit:  # resident sizes bound the shares from above
-        return
+    resident = files + sum(map(_resident, pids))
+    if resident <= limit:  # resident sizes bound the shares from above
+        return min(max((limit - resident) / GROWTH, WATCH_S), IDLE_S)
     sizes = {pid: _share(pid) for pid in pids}
     total = files + sum(sizes.values())
     for pid, size in sorted(sizes.items(), key=lambda item: item[1], reverse=True):
         if total <= limit:
-            return
+            break
         if pid != kernel:
             os.kill(pid, signal.SIGKILL)
             total -= size
     if total > limit:
         os.kill(kernel, signal.SIGKILL)
+    return WATCH_S
 
 
 def main(argv: list[str]) -> int:
+    if os.getpid() != 1:  # its watch ends processes: only ever the sandbox's own
+        print("sandbox_init runs only as the first process of a sandbox", file=sys.stderr)
+        return 2
     uid, alive, memory, procs, file_size = argv[0], int(argv[1]), int(argv[2]), int(argv[3]), int(argv[4])
     folder = argv[5]
     command = argv[argv.index("--") + 1 :]
@@ -115,16 +124,22 @@ def main(argv: list[str]) -> int:
         os.setgid(int(uid))
         os.setuid(int(uid))
     _not_dumpable()
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+    woken, wake = os.pipe()  # a child's end wakes the loop below, as the host's does
+    os.set_blocking(woken, False)
+    os.set_blocking(wake, False)
+    signal.set_wakeup_fd(wake)
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
     kernel = os.fork()
     if kernel == 0:
         os.close(alive)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
         os.execv(command[0], command)  # noqa: S606 - the kernel's command, given by the host
+    wait = WATCH_S
     while True:
-        signal.sigtimedwait({signal.SIGCHLD}, WATCH_S)
-        if select.select([alive], [], [], 0)[0]:  # the host is gone: so is every process here
+        ready = select.select([alive, woken], [], [], wait)[0]
+        if alive in ready:  # the host is gone: so is every process here
             return 0
+        if woken in ready:
+            os.read(woken, 4096)
         while True:  # reap whatever has ended: the kernel, or an orphan of it
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -134,7 +149,7 @@ def main(argv: list[str]) -> int:
                 break
             if pid == kernel:
                 return os.waitstatus_to_exitcode(status)
-        _enforce(kernel, memory, folder)
+        wait = _enforce(kernel, memory, folder)
 
 
 if __name__ == "__main__":
