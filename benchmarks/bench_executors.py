@@ -167,8 +167,6 @@ def warm_pool(quick: bool) -> list[float]:
 
 def idle_cpu(seconds: float = 3.0) -> tuple[float, float]:
     """Percent of a core a kernel uses while it waits in its serve cell, and once that cell ended."""
-    import psutil
-
     from rlm_kernel.executors.kernel import KernelExecutor, on_kernel_loop
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))

@@ -34,7 +34,6 @@ from .helpers import Helpers
 from .lm import make_lm
 from .lm.base import Completion, LMClient, price_of
 from .lm.replay import Recording, RecordingLM
-from .lm.sdk import SDKBackend
 from .prompts import context_metadata
 from .rewind import Branch
 from .secrets import Redactor, secrets_of
@@ -89,8 +88,6 @@ class RunTree:
                 if kwargs is None:  # the root's settings, unless they are another provider's
                     kwargs = c.backend_kwargs if backend == c.backend else {}
                 lm = make_lm(backend, kwargs, model=model)
-            if isinstance(lm, SDKBackend):  # the key it found for itself, wherever it came from
-                self.redactor.add(lm.api_key)
             self.budget.require_prices([lm.model_name], functools.partial(price_of, lm))
             self._lms[key] = RecordingLM(lm, self._recording) if self._recording else lm
         return self._lms[key]

@@ -3,8 +3,7 @@ notebook outputs and exports all pass through one :class:`Redactor`.
 
 What it removes:
 
-- the run's configured keys, wherever they came from (``api_key``, tokens and passwords in any
-  backend's kwargs, the keys the LM clients hold);
+- the run's configured keys (``api_key``, tokens and passwords in any backend's kwargs, headers);
 - the values of environment variables named like secrets: ``OPENAI_API_KEY``, ``OPENAI_KEY``,
   ``GITHUB_TOKEN``, ``PGPASSWORD``, ``MYSQL_PWD``, ``AWS_SECRET_ACCESS_KEY``, ...;
 - secrets it recognizes by their form, wherever they appear: the password (or token) inside an
@@ -107,13 +106,7 @@ class Redactor:
     """Removes the given secrets, and secrets recognizable by their form, from text and events."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
-        self.secrets: list[str] = []
-        self.add(*secrets)
-
-    def add(self, *secrets: str) -> None:
-        """Know more secrets (a key an LM client found for itself, say)."""
-        known = set(self.secrets) | {s for s in secrets if isinstance(s, str) and len(s) >= _MIN_LEN}
-        self.secrets = sorted(known, key=len, reverse=True)
+        self.secrets = sorted({s for s in secrets if len(s) >= _MIN_LEN}, key=len, reverse=True)
 
     def text(self, value: str) -> str:
         for secret in self.secrets:

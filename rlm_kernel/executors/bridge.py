@@ -65,7 +65,7 @@ __all__ = [
 ]
 
 MARK = "\x1frlm:"  # starts every request of the bridge; the code's own input() prompts do not
-MAX_REQUEST = 8 << 20  # characters of one request's JSON (ASCII): a step's result, a batch of prompts
+MAX_REQUEST = 4 << 20  # characters of one request's JSON (ASCII): a step's result, a batch of prompts
 # What the stdin channel may carry in one message: a request, JSON-encoded again by the kernel's
 # input_request (a quote or backslash becomes two characters, \\u escapes grow by one), and its envelope.
 MAX_MESSAGE = 2 * MAX_REQUEST + (1 << 20)

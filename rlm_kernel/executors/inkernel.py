@@ -75,6 +75,7 @@ def _ask(request: Any, tag: str | None = None) -> dict[str, Any]:
     their results sent back, in this same wait."""
     text = bridge.encode(request)  # too large: TooLarge, raised in the code that asked
     _take(lambda: tag is None or not _running or _running[-1][1] == tag)
+    held = True  # the channel is this thread's
     try:
         while True:
             reply = json.loads(input(MARK + text))
@@ -86,16 +87,20 @@ def _ask(request: Any, tag: str | None = None) -> dict[str, Any]:
             id_ = reply.pop("id")
             command = bridge.COMMANDS[op](**reply)
             _give(push=(id_, command.tag))
+            held = False
             try:
                 result = _SERVER.handle(command)
             finally:
                 _take(lambda id_=id_: _running[-1][0] == id_, pop=True)
+                held = True
             try:
                 text = bridge.encode(bridge.Result(id_, result))
-            except TooLarge as exc:
-                text = bridge.encode(bridge.Result(id_, bridge.Failed(str(exc))))
+            except TooLarge:
+                failed = f"the {op} result is too large to leave the kernel: print less, or answer with less"
+                text = bridge.encode(bridge.Result(id_, bridge.Failed(failed)))
     finally:
-        _give()
+        if held:
+            _give()
 
 
 class _Quit(Exception):
@@ -360,7 +365,12 @@ _SERVER = _Server()
 
 
 def serve() -> None:
-    """Carry out the host's commands until it says quit (the one cell the host runs)."""
+    """Carry out the host's commands until it says quit (the one cell the host runs). No command
+    runs when it starts, whatever an interrupt left of the last one."""
+    global _busy
+    with _channel:
+        _running.clear()
+        _busy = False
     try:
         _ask(bridge.Ready())
     except _Quit:

@@ -49,6 +49,7 @@ from typing import Any, Protocol
 from ..errors import ConfigError, RLMError
 from ..helpers import Helpers
 from ..protocol import FinalDirective
+from ..repl import truncate
 from . import bridge, sandbox
 from .base import ExecResult, RemoteContext, StepOutcome
 from .bridge import MARK, ProtocolError
@@ -315,7 +316,8 @@ class LocalKernel:
         return await self.km.is_alive()
 
     def _close_fd(self, name: str) -> None:
-        fd, _ = getattr(self, name), setattr(self, name, -1)
+        fd = getattr(self, name)
+        setattr(self, name, -1)
         if fd >= 0:
             os.close(fd)
 
@@ -400,8 +402,12 @@ class KernelSession:
 
     # -- starting --------------------------------------------------------------------------
     async def start(self) -> None:
-        _live.add(self)
-        await self.kernel.start(self._on_message)
+        _live.add(self)  # from now on: a process that exits while this starts still ends it
+        try:
+            await self.kernel.start(self._on_message)
+        except BaseException:
+            _live.discard(self)  # a kernel that failed to start has cleaned up after itself
+            raise
         memory = self.memory_mb * (1 << 20) if self.memory_mb else None
         setup = (
             "from rlm_kernel.executors import inkernel as _rlm\n"
@@ -694,17 +700,26 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 
 @functools.cache
-def _clean_up_at_exit() -> None:
-    """At exit, and on SIGTERM where nothing else handles it, the kernels go before the process.
-    At exit this runs before the interpreter stops its thread pools (an HTTP client resolving the
-    gateway's address needs one), where CPython allows it; atexit elsewhere."""
+def _close_at_exit() -> None:
+    """At exit the kernels go before the process: before the interpreter stops its thread pools
+    (an HTTP client resolving a gateway's address needs one), where CPython allows it, which runs
+    what was registered last first; at exit otherwise."""
+    import concurrent.futures.thread  # noqa: F401 - registers its own stop first, so that this runs before
 
     getattr(threading, "_register_atexit", atexit.register)(close_all)
-    if threading.current_thread() is threading.main_thread():
+
+
+_on_sigterm_set = False
+
+
+def _clean_up_at_exit() -> None:
+    """The kernels go at exit, and on SIGTERM where nothing else handles it (set from the main thread)."""
+    global _on_sigterm_set
+    _close_at_exit()
+    if not _on_sigterm_set and threading.current_thread() is threading.main_thread():
+        _on_sigterm_set = True
         if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
             signal.signal(signal.SIGTERM, _on_sigterm)
-    else:
-        _clean_up_at_exit.cache_clear()  # try again from the main thread
 
 
 # -- a warm pool of kernels -------------------------------------------------------------------
@@ -985,11 +1000,12 @@ class KernelExecutor:
         # What the step's threads and subprocesses printed reached the kernel's own streams.
         stdout, stderr, dropped = session.take_printed()
         stderr += _dropped_note(dropped)
+        cap = self.output_cap  # the kernel cuts its own output; whatever it sent, so does the host
         result = ExecResult(
-            _cap(reply.stdout + stdout, self.output_cap),
-            _cap(reply.stderr + stderr, self.output_cap),
-            None if reply.value is None else _cap(reply.value, self.output_cap),
-            None if reply.error is None else _cap(reply.error, self.output_cap),
+            truncate(reply.stdout + stdout, cap)[0],
+            truncate(reply.stderr + stderr, cap)[0],
+            None if reply.value is None else truncate(reply.value, cap)[0],
+            None if reply.error is None else truncate(reply.error, cap)[0],
             reply.elapsed_s,
         )
         return StepOutcome(result, reply.answer_ready, reply.answer, tuple(reply.restored))
@@ -1084,11 +1100,6 @@ class KernelExecutor:
         if root.max_subcalls is not None and root._count > root.max_subcalls:
             return bridge.Value(error=f"this run's limit of {root.max_subcalls:,} sub-calls is reached")
         return None
-
-
-def _cap(text: str, cap: int) -> str:
-    """A kernel's text, no longer than ``cap`` whatever the kernel sent (it cuts its own output)."""
-    return text if len(text) <= cap else text[:cap] + f"\n... [{len(text) - cap:,} characters cut]\n"
 
 
 def _dropped_note(dropped: int) -> str:

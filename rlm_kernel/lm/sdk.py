@@ -74,11 +74,6 @@ class SDKBackend(BaseLM):
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
     @property
-    def api_key(self) -> str:
-        """The key this client sends, for the run's redactor (never for a view or a log)."""
-        return self._api_key
-
-    @property
     def is_official(self) -> bool:
         return not self.base_url or urlparse(self.base_url).hostname == self.official_host
 

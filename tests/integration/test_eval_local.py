@@ -14,7 +14,7 @@ import pytest
 
 from rlm_kernel import eval as rlm_eval
 
-pytestmark = pytest.mark.local_model
+pytestmark = [pytest.mark.local_model, pytest.mark.sandbox]  # its rollouts run in sandboxed kernels
 
 
 def test_a_small_sweep_with_the_bundled_model(tmp_path: Path) -> None:

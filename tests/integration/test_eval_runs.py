@@ -27,6 +27,8 @@ from rlm_kernel.eval.results import Row
 from rlm_kernel.eval.tasks import TaskRef, generate
 from rlm_kernel.prompts import context_metadata, describe_context
 
+pytestmark = pytest.mark.sandbox  # the RLM rollouts run in sandboxed kernels, the harness's default
+
 FAMILIES, LENGTHS, N = ["sniah", "records"], ["1k"], 2
 
 

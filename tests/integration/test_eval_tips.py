@@ -75,6 +75,7 @@ def roots(server: ScriptedServer) -> list[Request]:
     return [r for r in server.requests if r.is_root]
 
 
+@pytest.mark.sandbox  # its RLM rollouts run in sandboxed kernels
 def test_with_and_without_tips_side_by_side(server: ScriptedServer, tmp_path: Path, task_file: Path) -> None:
     results = sweep(server, tmp_path / "out", task_file)
     by = {(r.task_id, r.method): r for r in results.rows}
@@ -96,6 +97,7 @@ def test_with_and_without_tips_side_by_side(server: ScriptedServer, tmp_path: Pa
     assert sweeps[0]["settings"]["tips"] == TIPS and sweeps[0]["methods"] == ["rlm", "rlm+tips"]
 
 
+@pytest.mark.sandbox  # its RLM rollouts run in sandboxed kernels
 def test_a_resumed_sweep_skips_the_done_rollouts_of_both(
     server: ScriptedServer, tmp_path: Path, task_file: Path
 ) -> None:
@@ -126,6 +128,7 @@ def test_a_resumed_sweep_skips_the_done_rollouts_of_both(
     assert "rlm" in labels and len([x for x in labels if x.startswith("rlm+tips [")]) == 2
 
 
+@pytest.mark.sandbox  # its RLM rollouts run in sandboxed kernels
 def test_an_old_results_folder_still_loads_and_resumes(
     server: ScriptedServer, tmp_path: Path, task_file: Path
 ) -> None:
@@ -145,6 +148,7 @@ def test_an_old_results_folder_still_loads_and_resumes(
     ]
 
 
+@pytest.mark.sandbox  # its RLM rollouts run in sandboxed kernels
 def test_tips_mistakes_are_one_line_errors(server: ScriptedServer, tmp_path: Path, task_file: Path) -> None:
     with pytest.raises(ConfigError, match="runs with tips, and none are given"):
         sweep(server, tmp_path, task_file, tips=None)

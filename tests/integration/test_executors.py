@@ -25,7 +25,11 @@ from rlm_kernel.executors.local import STOPPED
 
 pytestmark = pytest.mark.timeout(180)
 
-KINDS = ["local", "kernel", "gateway"]
+KINDS = [
+    "local",
+    pytest.param("kernel", marks=pytest.mark.sandbox),
+    pytest.param("gateway", marks=pytest.mark.sandbox),
+]
 CONFIG_KEY = "sk-live-config-0123456789abcdef"
 ENV_KEY = "sk-live-environ-0123456789abcdef"
 
@@ -182,6 +186,7 @@ print(seen)
 """
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("kernel_kind", ["kernel", "gateway"])
 def test_the_code_cannot_read_a_key(
     server: ScriptedServer, kernel_kind: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
@@ -213,7 +218,12 @@ class Echo:
         return ["label" for _ in conversations]
 
 
-@pytest.fixture(params=["kernel", "gateway"])
+@pytest.fixture(
+    params=[
+        pytest.param("kernel", marks=pytest.mark.sandbox),
+        pytest.param("gateway", marks=pytest.mark.sandbox),
+    ]
+)
 def make_executor(request: pytest.FixtureRequest) -> Iterator[Any]:
     made: list[KernelExecutor] = []
 
@@ -327,6 +337,7 @@ def test_a_step_that_ignores_interrupts_gets_a_new_kernel(make_executor: Any) ->
     assert run(executor, "context, llm_query('again')").value == "('the context', 'echo again')"
 
 
+@pytest.mark.sandbox
 def test_twenty_gateway_repls_at_once(gateway: KernelGateway) -> None:
     """Twenty kernels of one gateway, each with bridged batches, an interrupt and (for some) a
     restart, all at the same time."""
@@ -359,6 +370,7 @@ def test_twenty_gateway_repls_at_once(gateway: KernelGateway) -> None:
     assert not errors, errors[0]
 
 
+@pytest.mark.sandbox
 def test_executor_settings_are_checked_at_rlm(server: ScriptedServer) -> None:
     with pytest.raises(ConfigError, match="Unknown executor 'docker'"):
         make_rlm(server, executor="docker")
@@ -371,3 +383,19 @@ def test_executor_settings_are_checked_at_rlm(server: ScriptedServer) -> None:
             make_rlm(server, executor="gateway")
     with pytest.raises(ConfigError, match="namespace= is for the local executor"):
         make_rlm(server, executor="kernel").completion("abc", "q", namespace={})
+
+
+def test_where_no_sandbox_can_be_made_the_kernel_executor_says_what_to_install(
+    server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rlm_kernel.executors import sandbox
+
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)  # no bubblewrap on this machine
+    sandbox.problem.cache_clear()
+    try:
+        with pytest.raises(ConfigError, match="apt install bubblewrap") as refused:
+            make_rlm(server, executor="kernel")
+        assert "\n" not in str(refused.value) and "'isolation': 'none'" in str(refused.value)
+        make_rlm(server, executor="kernel", executor_kwargs={"isolation": "none"})  # a choice made
+    finally:
+        sandbox.problem.cache_clear()

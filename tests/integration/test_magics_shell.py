@@ -138,6 +138,7 @@ def test_terminal_ipython_gets_plain_text_progress(
     assert "▶ step 1" in out and "looking" in out and "✔ answer" in out
 
 
+@pytest.mark.sandbox
 def test_the_kernel_executor_from_the_magic(shell: InteractiveShell, scripted_server: ScriptedServer) -> None:
     """``--executor kernel``: the code runs in a kernel of its own; the notebook's names stay as they were."""
     import os

@@ -173,6 +173,7 @@ def test_export_keeps_both_branches_and_marks_the_human_choice(scripted_server, 
     assert {s["run_id"] for s in written} == {parent.run_id, branch.run_id}
 
 
+@pytest.mark.sandbox
 def test_a_branch_in_a_kernel_executor_answers_its_replay_from_the_recording(scripted_server, tmp_path):
     parent = recorded_run(scripted_server, tmp_path)
     subs_before = subcalls_made(scripted_server)

@@ -173,6 +173,7 @@ def where(_: str = "") -> int:
     return os.getpid()
 
 
+@pytest.mark.sandbox
 def test_with_a_kernel_executor_tools_run_on_the_host(scripted_server):
     scripted_server.responder = Script(
         root=[

@@ -9,8 +9,10 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import pytest
+from gateway_server import KernelGateway
 from redteam import attacker, outputs
 from scripted_server import ScriptedServer
 
@@ -28,6 +30,12 @@ BAD_MESSAGES = {
 }
 
 
+@pytest.fixture(scope="module")
+def gateway() -> Iterator[KernelGateway]:
+    with KernelGateway() as gw:
+        yield gw
+
+
 @pytest.mark.parametrize("message", BAD_MESSAGES.values(), ids=BAD_MESSAGES.keys())
 def test_a_message_that_breaks_the_protocol_ends_the_step_and_the_kernel_not_the_run(
     server: ScriptedServer, message: str
@@ -37,7 +45,24 @@ def test_a_message_that_breaks_the_protocol_ends_the_step_and_the_kernel_not_the
         f"import json\nx = 1\ninput({message})\nprint('still here')",
         "print(globals().get('x'), llm_query('are calls still answered?'))",
     )
-    result = rlm.completion("doc", "q")
+    check_the_run_went_on(rlm.completion("doc", "q"))
+
+
+@pytest.mark.parametrize("message", ["not-json", "ready-mid-step"])
+def test_a_gateway_kernel_that_breaks_the_protocol_is_ended_too(
+    server: ScriptedServer, gateway: KernelGateway, message: str
+) -> None:
+    rlm = attacker(
+        server,
+        f"import json\nx = 1\ninput({BAD_MESSAGES[message]})\nprint('still here')",
+        "print(globals().get('x'), llm_query('are calls still answered?'))",
+        executor="gateway",
+        executor_kwargs={"url": gateway.url, "auth_token": gateway.token},
+    )
+    check_the_run_went_on(rlm.completion("doc", "q"))
+
+
+def check_the_run_went_on(result: Any) -> None:
     assert result.ok, result.error
     first, second = outputs(result)
     assert "still here" not in first and "protocol" in first and "new kernel" in first
@@ -115,13 +140,25 @@ print("flooding")
 """
 
 
-def test_the_hosts_memory_stays_bounded_whatever_the_kernel_prints(server: ScriptedServer) -> None:
+FLOOD_STDIN = """
+from ipykernel.kernelbase import Kernel
+kernel = Kernel.instance()
+parent, ident = kernel.get_parent("shell"), kernel._parent_ident["shell"]
+request = {"prompt": "\\x1frlm:" + "z" * 4_000_000, "password": False}
+for _ in range(100):  # 400 MB of requests the host never asked for, each as large as the channel takes
+    kernel.session.send(kernel.stdin_socket, "input_request", request, parent=parent, ident=ident)
+print("flooded")
+"""
+
+
+@pytest.mark.parametrize("flood", [FLOOD, FLOOD_STDIN], ids=["output", "requests"])
+def test_the_hosts_memory_stays_bounded_whatever_the_kernel_sends(server: ScriptedServer, flood: str) -> None:
     warm = attacker(server, "print('warm up')")
     assert warm.completion("doc", "q").ok
     output_cap = 1_000_000
     rlm = attacker(
         server,
-        FLOOD,
+        flood,
         "import time\ntime.sleep(8)\nprint('slept')",
         "print('after')",
         executor_kwargs={"output_cap": output_cap},
@@ -132,7 +169,7 @@ def test_the_hosts_memory_stays_bounded_whatever_the_kernel_prints(server: Scrip
     assert result.ok, result.error
     assert peak[0] <= 1.25 * baseline + output_cap, (peak[0] >> 20, baseline >> 20)
     assert all(len(out) <= output_cap + 1000 for out in outputs(result))
-    assert "slept" in outputs(result)[1]
+    assert "slept" in outputs(result)[1]  # a new kernel where the flood broke the protocol
 
 
 def test_a_request_too_large_for_the_bridge_is_a_clear_error_in_the_code(server: ScriptedServer) -> None:

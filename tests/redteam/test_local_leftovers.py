@@ -23,30 +23,35 @@ import os, time
 pid = os.fork()
 if pid == 0:
     {child}
-    with open({pids!r}, "a") as f:
-        f.write(f"{{os.getpid()}}\\n")
     time.sleep(600)
 print("forked")
 """
 
 
+def copies_of_this_process() -> set[int]:
+    """The processes running this process's command line, but for it: its forked copies."""
+    mine = Path("/proc/self/cmdline").read_bytes()
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            with contextlib.suppress(OSError):
+                if (entry / "cmdline").read_bytes() == mine and _alive_copy(int(entry.name)):
+                    found.add(int(entry.name))
+    return found
+
+
 @pytest.mark.parametrize(
     "child", ["pass", "os.setsid()\n    if os.fork():\n        os._exit(0)"], ids=["fork", "double-fork"]
 )
-def test_a_forked_copy_of_the_host_does_not_outlive_the_run(
-    server: ScriptedServer, tmp_path: Path, child: str
-) -> None:
-    pids = tmp_path / "pids"
-    code = FORKS.format(child=child, pids=str(pids))
-    result = attacker(server, code, executor="local").completion("doc", "q")
+def test_a_forked_copy_of_the_host_does_not_outlive_the_run(server: ScriptedServer, child: str) -> None:
+    before = copies_of_this_process()
+    result = attacker(server, FORKS.format(child=child), executor="local").completion("doc", "q")
     assert result.ok, result.error
     assert outputs(result) == ["forked\n"]
-    assert wait_until(pids.exists, timeout=20)
-    copies = [int(line) for line in pids.read_text().split()]
     try:
-        assert wait_until(lambda: not any(_alive_copy(pid) for pid in copies), timeout=20), copies
+        assert wait_until(lambda: not copies_of_this_process() - before, timeout=20)
     finally:
-        for pid in copies:
+        for pid in copies_of_this_process() - before:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
 

@@ -84,6 +84,24 @@ def test_code_in_the_kernel_cannot_take_over_the_notebook_kernel_that_started_it
     assert HOST_KEY not in shown
 
 
+def test_without_a_sandbox_the_same_code_takes_the_notebook_kernel_over(
+    notebook_kernel: KernelSession, server: ScriptedServer
+) -> None:
+    """What ``isolation="none"`` does not stop, as the README's table says."""
+    attacker(server, take_over("TRIED", "TAKEN = True"))
+    msg_id = notebook_kernel.start(
+        "from rlm_kernel import RLM\n"
+        "import os\n"
+        "r = RLM('openai', {'model_name': 'gpt-4o-mini', 'base_url': os.environ['OPENAI_BASE_URL']}, "
+        "log_dir=False, executor='kernel', executor_kwargs={'isolation': 'none'}).completion(doc, 'q')\n"
+        "print(r.ok)"
+    )
+    notebook_kernel.wait_idle(msg_id, timeout=120)
+    check = notebook_kernel.start("print('TAKEN' in globals())")
+    assert notebook_kernel.wait_idle(check, timeout=60) is not None
+    assert notebook_kernel.text(check).strip() == "True"
+
+
 def test_a_run_cannot_poison_the_warm_kernel_of_the_next_run(server: ScriptedServer, tmp_path: Path) -> None:
     stolen = tmp_path / f"stolen-{uuid.uuid4().hex}"
     poison = textwrap.dedent(

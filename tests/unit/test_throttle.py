@@ -4,6 +4,7 @@ after close. Waits on conditions, with deadlines only to fail a hung test."""
 from __future__ import annotations
 
 import threading
+import time
 
 from rlm_kernel.jupyter.throttle import Throttle
 
@@ -28,6 +29,7 @@ def test_many_pokes_make_few_updates_and_the_last_change_is_shown():
 def test_no_update_after_close_even_from_a_timer_that_already_fired():
     fired = threading.Event()
     throttle = Throttle(fired.set, interval=60)
+    throttle._last = time.monotonic()  # an update just now: the next one waits its interval
     throttle.poke()
     throttle.close()
     throttle.poke()
