@@ -188,6 +188,9 @@ def _leftovers(pid: int, recursion_limit: int, threads: set[threading.Thread]) -
                 locks.discard(lock)
 
 
+SETTLE_S, SETTLE_ROUNDS = 0.05, 20  # how long the notes of late copies are waited for
+
+
 class _Forks:
     """Copies of this process that a step's code forked (``os.fork``, multiprocessing's "fork"): each
     notes its pid and start time here as it begins, copies of copies too, and the run ends them all
@@ -227,9 +230,6 @@ class _Forks:
             time.sleep(SETTLE_S)
         os.close(self._read)
         os.close(self._write)
-
-
-SETTLE_S, SETTLE_ROUNDS = 0.05, 20
 
 
 def _started(pid: int) -> int:

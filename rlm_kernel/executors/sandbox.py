@@ -270,7 +270,8 @@ def command(
     to the command, whose writing end the host holds: the sandbox ends when it closes."""
     python = kernel[0]
     inside = inside_sockets or sockets
-    mounts = [*python_paths(python), *read_only]
+    # A system Python's folders are in /usr, which the sandbox has already.
+    mounts = [p for p in (*python_paths(python), *read_only) if p != "/usr" and not p.startswith("/usr/")]
     opts = [*_options(limits, uid), *_system(), *_folders([*mounts, inside, CONNECTION_FILE])]
     for path in mounts:
         opts += ["--ro-bind", path, path]
