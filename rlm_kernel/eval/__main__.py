@@ -64,6 +64,12 @@ def _parser() -> argparse.ArgumentParser:
         default="kernel",
         help="where RLM code runs: a kernel of its own (default), this process, or JUPYTER_GATEWAY_URL's",
     )
+    r.add_argument(
+        "--isolation",
+        choices=["sandbox", "none"],
+        default="sandbox",
+        help="a kernel's sandbox (default), or none where no sandbox can be made (bubblewrap missing)",
+    )
     tips = r.add_mutually_exclusive_group()
     tips.add_argument("--tips", help="text appended to the root's prompt by the methods named with +tips")
     tips.add_argument("--tips-file", help="the tips, from a file")
@@ -118,6 +124,7 @@ def _run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         base_max_tokens=args.base_max_tokens,
         executor=args.executor,
+        executor_kwargs={"isolation": args.isolation} if args.executor != "local" else {},
         tips=tips,
         tools=args.tools,
         sub_tools=args.sub_tools,

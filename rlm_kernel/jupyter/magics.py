@@ -162,6 +162,10 @@ class RLMMagics(Magics):
         config=True
     )
     backend_kwargs = Dict(help="Extra backend_kwargs, e.g. {'base_url': ..., 'path': ...}").tag(config=True)
+    executor_kwargs = Dict(
+        help="executor_kwargs of the kernel and gateway executors, e.g. {'memory_mb': 2048} or "
+        "{'isolation': 'none'} where no sandbox can be made"
+    ).tag(config=True)
     locals().update({name: _trait(*spec) for name, spec in _run_settings().items()})  # RLMConfig's
     profile = Unicode("", help="Prompt profile: default, small or no_subcalls; empty: by backend").tag(
         config=True
@@ -220,6 +224,7 @@ class RLMMagics(Magics):
             "record",
             *RUN_SETTINGS,
             "backend_kwargs",
+            "executor_kwargs",
         ):
             if name in ("tools", "sub_tools"):  # functions, not values: below
                 continue
@@ -269,6 +274,7 @@ class RLMMagics(Magics):
                 kwargs,
                 sub_backend_kwargs=sub_kwargs,
                 **{name: s[name] for name in RUN_SETTINGS},
+                executor_kwargs=dict(s["executor_kwargs"]) if s["executor"] != "local" else {},
                 prompt_profile=s["profile"] or None,
                 log_dir=s["log_dir"] or None,
                 record=s["record"] or None,

@@ -154,6 +154,23 @@ def test_the_kernel_executor_from_the_magic(shell: InteractiveShell, scripted_se
     assert shell.user_ns["answer"] == "the user's own"
 
 
+@pytest.mark.parametrize(("executor_kwargs", "sandboxed"), [({}, "True"), ({"isolation": "none"}, "False")])
+def test_the_magics_executor_kwargs_reach_the_kernel_executor(
+    shell: InteractiveShell, scripted_server: ScriptedServer, executor_kwargs: dict, sandboxed: str
+) -> None:
+    """``%config RLMMagics.executor_kwargs``: where no sandbox can be made, the way past it."""
+    scripted_server.responder = Script(root=[repl("import os\nFINAL(os.getppid() == 1)")])
+    shell.run_line_magic("config", f"RLMMagics.executor_kwargs = {executor_kwargs!r}")
+    shell.user_ns["doc"] = "some text"
+    if not executor_kwargs:  # the default needs a sandbox
+        from rlm_kernel.executors.sandbox import problem
+
+        if problem() is not None:
+            pytest.skip(problem())
+    assert run(shell, "%%rlm -c doc -o res --executor kernel\nIn a sandbox?").success
+    assert shell.user_ns["res"].response == sandboxed
+
+
 def test_a_second_run_does_not_take_the_first_runs_answer_for_the_users(
     shell: InteractiveShell, scripted_server: ScriptedServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
