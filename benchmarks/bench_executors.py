@@ -132,7 +132,8 @@ def kernel_pid(session: Any) -> int:
 
 def cold_starts(quick: bool) -> dict[str, list[float]]:
     """Seconds from nothing to a kernel ready for steps (limits set, rlm_kernel loaded), one at a time."""
-    from rlm_kernel.executors.kernel import KernelSession, LocalKernel, on_kernel_loop
+    from rlm_kernel.executors.kernel import KernelSession, on_kernel_loop
+    from rlm_kernel.executors.localkernel import LocalKernel
 
     times: dict[str, list[float]] = {"sandbox": [], "none": []}
     for _ in range(3 if quick else 8):
@@ -148,7 +149,8 @@ def cold_starts(quick: bool) -> dict[str, list[float]]:
 
 
 def warm_pool(quick: bool) -> list[float]:
-    from rlm_kernel.executors.kernel import KernelPool, KernelSession, LocalKernel
+    from rlm_kernel.executors.kernel import KernelPool, KernelSession
+    from rlm_kernel.executors.localkernel import LocalKernel
 
     pool = KernelPool(lambda: KernelSession(LocalKernel()), size=1)
     pool.fill()

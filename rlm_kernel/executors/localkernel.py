@@ -1,0 +1,229 @@
+"""A kernel on this machine for the ``kernel`` executor: started by jupyter_client, in a bubblewrap
+sandbox (:mod:`.sandbox`) unless told ``isolation="none"``, its channels IPC sockets in a folder of
+its own, which also holds its connection file and the contexts written for it. Nothing of it is in
+the Jupyter runtime folder. Its sockets take messages of bounded size from it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+from . import bridge, sandbox
+from .kernel import START_S, KernelError
+
+__all__ = ["LocalKernel", "protect_host"]
+
+# The largest message and the most messages waiting, per channel, that a kernel's sockets take from
+# it: a larger message ends the connection (dropped), and past the count the kernel's side waits.
+CHANNEL_LIMITS = {
+    "stdin": (bridge.MAX_MESSAGE, 1),
+    "iopub": (1 << 20, 8),
+    "shell": (1 << 20, 8),
+    "control": (1 << 20, 8),
+    "hb": (1 << 10, 8),
+}
+
+
+@functools.cache
+def _jupyter_classes() -> tuple[type, type]:
+    """jupyter_client's manager and client, with sockets of bounded size and the sandbox's command."""
+    import zmq
+    from jupyter_client.asynchronous.client import AsyncKernelClient
+    from jupyter_client.manager import AsyncKernelManager
+
+    def bounded(context: Any, channel: str) -> None:
+        size, waiting = CHANNEL_LIMITS[channel]
+        context.setsockopt(zmq.MAXMSGSIZE, size)
+        context.setsockopt(zmq.RCVHWM, waiting)
+
+    class Client(AsyncKernelClient):
+        def _create_connected_socket(self, channel: str, identity: bytes | None = None) -> Any:
+            bounded(self.context, channel)
+            return super()._create_connected_socket(channel, identity)
+
+    class Manager(AsyncKernelManager):
+        wrap: Callable[[list[str]], list[str]] | None = None  # the sandbox around the kernel's command
+
+        def _create_connected_socket(self, channel: str, identity: bytes | None = None) -> Any:
+            bounded(self.context, channel)
+            return super()._create_connected_socket(channel, identity)
+
+        def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+            cmd = super().format_kernel_cmd(extra_arguments)
+            return cmd if self.wrap is None else self.wrap(cmd)
+
+    Manager.client_factory = Client  # type: ignore[assignment]
+    return Manager, Client
+
+
+def _drop_capabilities() -> None:
+    """In an unsandboxed kernel's process before it starts (as root): no capabilities, so it cannot
+    read another process's memory or environment, and no way to gain them back."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_capbset_drop, pr_set_no_new_privs = 24, 38
+    for cap in range(64):
+        if libc.prctl(pr_capbset_drop, cap, 0, 0, 0) != 0:
+            break  # past the last capability this kernel knows
+    libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0)
+
+
+def protect_host() -> None:
+    """Make this process's environment and memory unreadable to processes without capabilities,
+    kernels of the same user included (``/proc/<pid>/environ``, ``/proc/<pid>/mem``)."""
+    if sys.platform == "linux":
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+
+
+class LocalKernel:
+    """A kernel on this machine, started by jupyter_client in a sandbox (or, with ``isolation="none"``,
+    as this user with an allowlisted environment and no capabilities). Its folder holds its
+    connection file, its sockets and the contexts written for it; nothing of it is in the Jupyter
+    runtime folder."""
+
+    shares_files = True
+
+    def __init__(
+        self,
+        kernel_name: str = "python3",
+        *,
+        isolation: str = "sandbox",
+        limits: sandbox.Limits | None = None,
+    ) -> None:
+        _sweep_once()
+        self.kernel_name = kernel_name
+        self.isolation = isolation
+        self.limits = limits or sandbox.Limits()
+        self.uid = sandbox.identity() if isolation == "sandbox" else None
+        self.workdir = sandbox.private_folder()
+        self.sockets = os.path.join(self.workdir, "sockets")
+        self.scratch = os.path.join(self.workdir, "scratch")  # an unsandboxed kernel's working folder
+        transfer = [os.path.join(self.workdir, "in")]
+        for path in (self.sockets, self.scratch, transfer[0]):
+            os.mkdir(path, 0o700)
+        with contextlib.suppress(OSError):  # contexts pass through memory where there is a /dev/shm
+            transfer.insert(0, sandbox.private_folder("/dev/shm"))  # noqa: S108 - private, 0700
+        self.transfer_dirs = tuple(transfer)
+        for path in (self.sockets, *self.transfer_dirs):
+            self.give(path)
+        # The sandbox lives while this process holds the writing end of this pipe, and no longer.
+        self._alive, self._held = os.pipe() if isolation == "sandbox" else (-1, -1)
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def give(self, path: str | int) -> None:
+        """A file or folder of the host's that the kernel must reach: its own, when it has a uid."""
+        if self.uid is not None:
+            (os.fchown if isinstance(path, int) else os.chown)(path, self.uid, self.uid)
+
+    def _sandboxed(self, cmd: list[str]) -> list[str]:
+        connection_file = os.path.realpath(self.km.connection_file)
+        self.give(connection_file)
+        kernel = [sandbox.CONNECTION_FILE if arg == connection_file else arg for arg in cmd]
+        return sandbox.command(
+            kernel,
+            connection_file=connection_file,
+            sockets=self.sockets,
+            uid=self.uid,
+            alive=self._alive,
+            read_only=self.transfer_dirs,
+            env=sandbox.environment(kernel[0]),
+            limits=self.limits,
+        )
+
+    async def start(self, on_message: Callable[[dict[str, Any]], None]) -> None:
+        manager, _ = _jupyter_classes()
+        self.km = manager(
+            kernel_name=self.kernel_name,
+            transport="ipc",
+            ip=os.path.join(self.sockets, "k"),
+            connection_file=os.path.join(self.workdir, "kernel.json"),
+        )
+        launch: dict[str, Any] = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        python = (
+            sys.executable
+            if self.km.kernel_spec.argv[0].startswith("python")
+            else self.km.kernel_spec.argv[0]
+        )
+        if self.isolation == "sandbox":
+            self.km.wrap = self._sandboxed
+            self.km.kernel_spec.interrupt_mode = "message"  # no signal crosses into the sandbox
+            launch.update(
+                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                cwd=self.workdir,
+                pass_fds=(self._alive,),
+            )
+        else:
+            protect_host()
+            launch.update(env=sandbox.environment(python), cwd=self.scratch)
+            if sys.platform == "linux" and os.geteuid() == 0:
+                launch["preexec_fn"] = _drop_capabilities
+        try:
+            await self.km.start_kernel(**launch)
+            self._close_fd("_alive")  # the sandbox has it
+            self.kc = self.km.client()
+            self.kc.start_channels()
+            await self.kc.wait_for_ready(timeout=START_S)
+        except Exception as exc:
+            await self.shutdown()
+            raise KernelError(f"the {self.kernel_name!r} kernel did not start: {exc}") from exc
+        for name in ("shell", "iopub", "stdin"):
+            self._tasks.append(asyncio.ensure_future(self._pump(name, on_message)))
+
+    async def _pump(self, name: str, on_message: Callable[[dict[str, Any]], None]) -> None:
+        channel = getattr(self.kc, f"{name}_channel")
+        while True:
+            try:
+                msg = await channel.get_msg()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a message that does not deserialize, or a bad signature
+                on_message({"channel": name, "error": f"a message on {name} that could not be read ({exc})"})
+                continue
+            msg["channel"] = name
+            on_message(msg)
+
+    def execute(self, code: str) -> str:
+        return self.kc.execute(code, silent=False, store_history=False, allow_stdin=True)
+
+    def input_reply(self, value: str) -> None:
+        self.kc.input(value)
+
+    async def interrupt(self) -> None:
+        await self.km.interrupt_kernel()
+
+    async def is_alive(self) -> bool:
+        return await self.km.is_alive()
+
+    def _close_fd(self, name: str) -> None:
+        fd = getattr(self, name)
+        setattr(self, name, -1)
+        if fd >= 0:
+            os.close(fd)
+
+    async def shutdown(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        self._close_fd("_alive")
+        self._close_fd("_held")  # its sandbox ends now, whatever happens below
+        km = getattr(self, "km", None)
+        if km is not None:
+            if getattr(self, "kc", None) is not None:
+                self.kc.stop_channels()
+            with contextlib.suppress(Exception):  # already gone
+                await km.shutdown_kernel(now=True)
+        for folder in (self.workdir, *self.transfer_dirs):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+@functools.cache
+def _sweep_once() -> None:
+    """The folders of hosts killed outright, removed by the first kernel of this process."""
+    sandbox.sweep(tempfile.gettempdir(), "/dev/shm")  # noqa: S108 - only this user's, of dead hosts
