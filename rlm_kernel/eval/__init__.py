@@ -1,10 +1,12 @@
 """``rlm_kernel.eval``: does an RLM help my model at my lengths?
 
 Generates the paper's long-context task families offline (S-NIAH, OOLONG ``trec_coarse``,
-OOLONG-Pairs, counting over records, verbatim-copy, and your own from JSONL), with a ``dev`` and a
-``test`` split that share no seed, phrasing or filler; runs the RLM, the plain model and the RLM
-without sub-calls side by side on them; scores them with the paper's metrics; keeps every rollout
-(resumable); and draws the paper's Figure 1. ``python -m rlm_kernel.eval --help``.
+OOLONG-Pairs, counting over records, verbatim-copy), families shaped like the data notebook users
+hold (real documents, a repository of code, DataFrames, chained facts, counting by meaning), and
+your own from JSONL, with a ``dev`` and a ``test`` split that share no seed, phrasing or data;
+runs the RLM, the plain model and the RLM without sub-calls side by side on them; scores them
+with the paper's metrics; keeps every rollout (resumable); and draws the paper's Figure 1.
+``python -m rlm_kernel.eval --help``.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@
   number in the answer is the one read); text compares without case, spacing, quotes, a final
   period or a code fence around it.
 - ``numeric``: ``0.75 ** |answer - expected|`` (OOLONG's numeric score).
+- ``approx``: 1 when the answer's last number is within 2% of the expected one (and always within
+  1 of it: ``|answer - expected| <= max(1, 0.02 * |expected|)``), else 0; for counts that need a
+  judgement on every item, where a few borderline items may go either way.
 - ``oolong``: ``numeric`` for a number, else the label or comparison named in the answer must be
   the expected one (exactly one of the candidates may be named).
 - ``f1_pairs``: F1 over the set of ``(a, b)`` pairs in the answer (OOLONG-Pairs); with no
@@ -94,6 +97,14 @@ def numeric(answer: str, expected: Any) -> float:
     return 0.75 ** abs(got - float(expected))
 
 
+def approx(answer: str, expected: Any) -> float:
+    got = parse_number(answer)
+    if got is None:
+        return 0.0
+    want = float(expected)
+    return float(abs(got - want) <= max(1.0, 0.02 * abs(want)))
+
+
 def _named(answer: str, candidates: Iterable[str]) -> set[str]:
     text = _norm(answer)
     return {c for c in candidates if re.search(rf"\b{re.escape(c)}\b", text)}
@@ -123,6 +134,7 @@ SCORERS: dict[str, Scorer] = {
     "contains": contains,
     "exact": exact,
     "numeric": numeric,
+    "approx": approx,
     "oolong": oolong,
     "f1_pairs": f1_pairs,
     "verbatim": verbatim,

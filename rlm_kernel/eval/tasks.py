@@ -82,9 +82,14 @@ class Task:
 
 
 def as_text(context: Any) -> str:
-    """The context as one text, for a plain model's prompt: strings as they are, else JSON."""
+    """The context as one text, for a plain model's prompt: strings as they are, a DataFrame or
+    Series as CSV, an array a value a line, else JSON."""
     if isinstance(context, str):
         return context
+    if hasattr(context, "to_csv"):
+        return context.to_csv(index=False)
+    if hasattr(context, "tolist") and hasattr(context, "dtype"):
+        return "\n".join(map(str, context.tolist()))
     try:
         return json.dumps(context, ensure_ascii=False, indent=1)
     except TypeError:
@@ -113,7 +118,8 @@ def family_names() -> list[str]:
 
 
 def _load_families() -> None:
-    from . import oolong, records, sniah, verbatim  # noqa: F401 - each registers its families
+    # each registers its families
+    from . import chain, documents, frames, meaning, oolong, records, repo, sniah, verbatim  # noqa: F401
 
 
 def _generator(name: str, split: str) -> Generator:
@@ -167,8 +173,8 @@ def format_length(tokens: int) -> str:
 def load_jsonl(path: str | Path) -> list[Task]:
     """Your own tasks, one JSON object a line: ``question``, ``answer``, and ``context`` (inline)
     or ``context_path`` (relative to the file), with optional ``id``, ``scorer`` (``contains``,
-    ``exact``, ``numeric``, ``f1_pairs``, ``verbatim``, or ``module:function``), ``family`` and
-    ``meta``."""
+    ``exact``, ``numeric``, ``approx``, ``f1_pairs``, ``verbatim``, or ``module:function``),
+    ``family`` and ``meta``."""
     path = Path(path)
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
