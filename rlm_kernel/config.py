@@ -51,6 +51,10 @@ class RLMConfig:
     max_tool_rounds: int = field(
         default=8, metadata={"help": "Rounds of tool calls one sub-call may make before it must answer"}
     )
+    verify: bool = field(
+        default=False,
+        metadata={"help": "Also ask the sub-model whether what the code printed supports the answer"},
+    )
     # Functions for the root's code ({"name": fn}, or a list named by __name__), and functions only
     # sub-calls' models may call. Normalized to Tool records (rlm_kernel.tools).
     tools: Any = field(default_factory=dict)

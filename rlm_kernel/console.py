@@ -8,6 +8,7 @@ import threading
 from typing import TextIO
 
 from .events import (
+    AnswerDoubted,
     AnswerSet,
     Event,
     RootReply,
@@ -83,6 +84,8 @@ class ConsoleView:
             self._done[event.run_id] = self._done.get(event.run_id, 0) + 1
         elif isinstance(event, AnswerSet):
             self._write(f"{pad}✔ answer ({event.source}): {event.content[:200]}\n")
+        elif isinstance(event, AnswerDoubted):
+            self._write(f"{pad}↩ answer sent back: {event.content[:200]} ({event.reason})\n")
         elif isinstance(event, RunWarning):
             self._write(f"{pad}⚠ {event.text}\n")
         elif isinstance(event, RunEnded):

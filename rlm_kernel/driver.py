@@ -3,9 +3,11 @@
 ``RunTree`` owns what every run of one completion shares: the sub-call pool, the budget, the event
 bus and the LM clients. :class:`Loop` is the root loop itself, a generator over the engine's
 actions that does everything but wait: it checks the budget, records human edits, settles each step,
-resolves FINAL, and aborts with the drain. It yields what must be waited for, an ``AskRoot`` (send
-back the ``Completion``) or an ``Execute`` (send back a :class:`Ran`); to stop the run, a driver
-throws an ``RLMError`` into it. The drivers differ only in how they wait:
+resolves FINAL, reopens the REPL's answer when the engine sends one back, and aborts with the drain.
+It yields what must be waited for, an ``AskRoot`` (send back the ``Completion``), a ``Verify``
+(send back the sub-model's reply; :func:`call_lm` makes both calls) or an ``Execute`` (send back a
+:class:`Ran`); to stop the run, a driver throws an ``RLMError`` into it. The drivers differ only in
+how they wait:
 
     drive      a thread: LM calls block on the pool, code runs here      (the Python API, children)
     adrive     a coroutine: LM calls are awaited, code runs in a thread  (``acompletion``, the magics)
@@ -25,7 +27,7 @@ from typing import Any
 
 from .budget import Budget
 from .config import RLMConfig
-from .engine import Action, AskRoot, Execute, Finish, ResolveFinal, RLMRun
+from .engine import Action, AskRoot, Execute, Finish, ResolveFinal, RLMRun, Verify
 from .errors import RLMError, RunCancelled, one_line
 from .events import EventBus, RootToken
 from .executors.base import Executor, StepOutcome
@@ -53,7 +55,11 @@ __all__ = [
     "drive",
     "adrive",
     "ask_root",
+    "call_lm",
 ]
+
+# What the loop runs when the engine sent an answer back: the root's code must set it again.
+REOPEN = 'answer["ready"] = False\n'
 
 
 def new_run_id() -> str:
@@ -252,6 +258,25 @@ async def ask_root(parts: RunParts, action: AskRoot) -> Completion:
     return replace(completion, text=prefill + completion.text) if prefill else completion
 
 
+async def verify(parts: RunParts, action: Verify) -> str:
+    """The sub-model's verdict on the committed answer: a sub-call of the run like ``llm_query``'s
+    (recorded, counted in usage and budget), within ``max_timeout``; "" when the call failed."""
+    budget = parts.tree.budget
+    try:
+        return await asyncio.wait_for(
+            parts.subcalls.verdict(action.prompt, action.max_tokens), budget.time_left()
+        )
+    except asyncio.TimeoutError:
+        raise budget.exceeded() or RunCancelled("max_timeout reached", stop="budget") from None
+
+
+async def call_lm(parts: RunParts, action: AskRoot | Verify) -> Completion | str:
+    """The LM call the loop waits on: the root's reply, or the sub-model's verdict."""
+    if isinstance(action, Verify):
+        return await verify(parts, action)
+    return await ask_root(parts, action)
+
+
 @dataclass(frozen=True)
 class Ran:
     """What a driver sends back for an ``Execute``: the code that ran (a human may have edited it)
@@ -267,7 +292,7 @@ class Regenerate:
     :class:`Ran`."""
 
 
-Wait = AskRoot | Execute
+Wait = AskRoot | Verify | Execute
 
 
 class Loop:
@@ -282,7 +307,7 @@ class Loop:
     def start(self) -> Wait | Finish:
         return self._advance(lambda: next(self._steps))
 
-    def send(self, value: Completion | Ran | Regenerate) -> Wait | Finish:
+    def send(self, value: Completion | str | Ran | Regenerate) -> Wait | Finish:
         return self._advance(lambda: self._steps.send(value))
 
     def throw(self, error: RLMError) -> Wait | Finish:
@@ -318,7 +343,11 @@ class Loop:
                     raise RunCancelled()
                 tree.budget.check()
                 if isinstance(action, AskRoot):
+                    if action.reopen:
+                        self._reopen()
                     action = run.receive_reply((yield action))
+                elif isinstance(action, Verify):
+                    action = run.receive_verdict((yield action))
                 elif isinstance(action, Execute):
                     parts.subcalls.step, parts.subcalls.replaying = action.step, action.replay
                     ran: Ran | Regenerate = yield action
@@ -343,6 +372,14 @@ class Loop:
                 action = run.abort(exc)
         return action
 
+    def _reopen(self) -> None:
+        """The engine sent the answer back: ``answer["ready"]``, still set in the REPL, is cleared,
+        so the root's next step ends the run only when it sets the answer again."""
+        try:
+            self.parts.executor.execute(REOPEN, step=0)
+        except Exception:  # then the next step ends the run, as it would have without the check
+            log.warning("rlm_kernel: clearing the answer after it was sent back failed", exc_info=True)
+
 
 def drive(parts: RunParts) -> Finish:
     """The blocking driver. Ctrl-C cancels every call in flight and keeps the partial run."""
@@ -350,8 +387,8 @@ def drive(parts: RunParts) -> Finish:
     wait = loop.start()
     while not isinstance(wait, Finish):
         try:
-            if isinstance(wait, AskRoot):
-                value: Completion | Ran = parts.tree.pool.run(ask_root(parts, wait))
+            if isinstance(wait, (AskRoot, Verify)):
+                value: Completion | str | Ran = parts.tree.pool.run(call_lm(parts, wait))
             else:
                 value = Ran(wait.code, parts.executor.execute(wait.code, step=wait.step))
         except KeyboardInterrupt:
@@ -387,9 +424,9 @@ async def adrive(parts: RunParts, approve: Approve | None = None) -> Finish:
     step: asyncio.Future[StepOutcome] | None = None
     while not isinstance(wait, Finish):
         try:
-            if isinstance(wait, AskRoot):
-                future = asyncio.wrap_future(tree.pool.submit(ask_root(parts, wait), bounded=False))
-                value: Completion | Ran = await future
+            if isinstance(wait, (AskRoot, Verify)):
+                future = asyncio.wrap_future(tree.pool.submit(call_lm(parts, wait), bounded=False))
+                value: Completion | str | Ran = await future
             else:
                 code = wait.code if approve is None or wait.replay else await approve(wait.step, wait.code)
                 if isinstance(code, Regenerate):

@@ -8,30 +8,41 @@ observation back, which returns the next action:
     AskRoot(messages)         call the root LM             receive_reply(completion)
     Execute(step, code)       run code in the REPL         receive_execution(result, answer)
     ResolveFinal(directive)   read a variable for FINAL    receive_final(content, problem)
+    Verify(prompt)            ask the sub-model            receive_verdict(reply)
     Finish(response, error)   nothing: the run is over
 
 A reply with several code blocks is executed block by block; a failing block skips the rest. The
-run is ``done`` when code sets ``answer["ready"]``, a FINAL directive resolves, the iteration
-limit's extra "answer now" turn returns, a human sets the answer, or the driver calls
-``abort(error)``. A branch (``rlm_kernel.rewind``) starts from a recorded conversation instead:
-``start()`` returns the inherited steps first, as ``Execute(replay=True)``, then asks the turn that
-proposed the branch's step again. Every call and the states it may be made in are in
-``TRANSITIONS``; any other call raises ``RuntimeError`` (a driver bug, not a user error). An
-exception inside a call leaves the run in ``error``, where only ``abort`` is accepted, never
-half-updated in the state it was in.
+run is ``done`` when code sets ``answer["ready"]`` or a FINAL directive resolves (and the answer
+passes its check, below), the iteration limit's extra "answer now" turn returns, a human sets the
+answer, or the driver calls ``abort(error)``. A branch (``rlm_kernel.rewind``) starts from a
+recorded conversation instead: ``start()`` returns the inherited steps first, as
+``Execute(replay=True)``, then asks the turn that proposed the branch's step again. Every call and
+the states it may be made in are in ``TRANSITIONS``; any other call raises ``RuntimeError`` (a
+driver bug, not a user error). An exception inside a call leaves the run in ``error``, where only
+``abort`` is accepted, never half-updated in the state it was in.
+
+An answer the root's code commits is checked against what the run's steps printed
+(``rlm_kernel.grounding``; with ``verify``, a ``Verify`` asks the sub-model too), unless a
+``no_code``, ``unseen`` or ``after_error`` warning already says it is doubtful. While turns are
+left, an unsupported answer is sent back once: an ``AnswerDoubted`` event, then a turn that shows
+the step's output and why (``AskRoot(reopen=True)``: the driver clears the REPL's
+``answer["ready"]`` first). An answer that fails again, or with no turn left, is taken with an
+``unsupported`` warning, as is a sent-back answer the run is stopped with. The "answer now" turn's
+answer is checked for the warning, never sent back; a human's answer is not checked.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from . import prompts
+from . import grounding, prompts
 from .config import RLMConfig
 from .errors import RLMError
 from .events import (
+    AnswerDoubted,
     AnswerSet,
     Event,
     Hint,
@@ -53,25 +64,27 @@ from .rewind import Branch, ReplayedStep
 
 TURN_OUTPUT_TIMES = 4  # a turn's whole observation is at most this many times max_output_chars
 
-__all__ = ["RLMRun", "AskRoot", "Execute", "ResolveFinal", "Finish", "Action", "TRANSITIONS"]
+__all__ = ["RLMRun", "AskRoot", "Execute", "ResolveFinal", "Verify", "Finish", "Action", "TRANSITIONS"]
 
 
 # call -> the states it may be made in. The state after it is the action it returns:
-# AskRoot -> asking, Execute -> executing, ResolveFinal -> resolving, Finish -> done.
+# AskRoot -> asking, Execute -> executing, ResolveFinal -> resolving, Verify -> verifying,
+# Finish -> done.
 TRANSITIONS: dict[str, frozenset[str]] = {
     "start": frozenset({"new"}),
     "receive_reply": frozenset({"asking"}),
     "receive_execution": frozenset({"executing"}),
     "receive_final": frozenset({"resolving"}),
-    "hint": frozenset({"new", "asking", "executing", "resolving"}),
-    "human_step": frozenset({"new", "asking", "executing", "resolving"}),
+    "receive_verdict": frozenset({"verifying"}),
+    "hint": frozenset({"new", "asking", "executing", "resolving", "verifying"}),
+    "human_step": frozenset({"new", "asking", "executing", "resolving", "verifying"}),
     "human_edit": frozenset({"executing"}),
     "regenerate": frozenset({"executing"}),
-    "human_answer": frozenset({"asking", "executing", "resolving", "done"}),
-    "abort": frozenset({"new", "asking", "executing", "resolving", "error", "done"}),
+    "human_answer": frozenset({"asking", "executing", "resolving", "verifying", "done"}),
+    "abort": frozenset({"new", "asking", "executing", "resolving", "verifying", "error", "done"}),
 }
 _T = TypeVar("_T")
-STATES = ("new", "asking", "executing", "resolving", "done", "error")
+STATES = ("new", "asking", "executing", "resolving", "verifying", "done", "error")
 
 
 @dataclass(frozen=True)
@@ -83,6 +96,7 @@ class AskRoot:
     stop: tuple[str, ...] = ()  # stop sequences, where the backend takes them
     prefill: str | None = None  # the reply's start, for a backend that continues it
     closing: str | None = None  # with the prefill: one more stop, which closes the call it began
+    reopen: bool = False  # an answer was sent back: clear the REPL's answer["ready"] before any code runs
 
 
 @dataclass(frozen=True)
@@ -98,13 +112,21 @@ class ResolveFinal:
 
 
 @dataclass(frozen=True)
+class Verify:
+    """Ask the sub-model whether the committed answer is supported (``verify``)."""
+
+    prompt: str
+    max_tokens: int = grounding.VERIFY_TOKENS
+
+
+@dataclass(frozen=True)
 class Finish:
     response: str | None
     error: str | None = None
     stop: str = "answer"  # answer, max_iterations, empty, user, interrupt, budget, error
 
 
-Action = AskRoot | Execute | ResolveFinal | Finish
+Action = AskRoot | Execute | ResolveFinal | Verify | Finish
 
 
 @dataclass
@@ -116,6 +138,19 @@ class _Pending:
     outputs: list[tuple[int, str]] = field(default_factory=list)
     failed: bool = False
     notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Answer:
+    """A committed answer while it is checked, and how the run ends if it is taken."""
+
+    content: str
+    source: str
+    warnings: list[tuple[str, str]]  # no_code, unseen, after_error: emitted when it is taken
+    retry: bool  # whether it may still be sent back
+    written: bool = True  # the root wrote it out (code computed it: not held to being printed)
+    error: str | None = None
+    stop: str = "answer"
 
 
 def _transition(method: Callable[..., _T]) -> Callable[..., _T]:
@@ -180,12 +215,17 @@ class RLMRun:
         self._chars = 0
         self._edits: list[tuple[int, str, str]] = []
         self._final_turn = False
-        self._first_code: tuple[str, str | None] | None = None  # the first reply's start and stop
+        self._starts: dict[int, tuple[str, str | None]] = {}  # by turn: a reply's start, and its stop
         self._seen_output = False  # whether the root has read any output of its code
         self._stop = "answer"
         self._replays: list[ReplayedStep] = []  # a branch's inherited steps still to run again
         self._replaying: ReplayedStep | None = None
         self._replayed: dict[int, tuple[str, bool]] = {}  # step -> what its replay printed, and if it failed
+        self._outputs: list[str] = []  # every step's output as the root saw it, for the answer's check
+        self._code = ""  # the code of the step running, as it ran
+        self._judging: _Answer | None = None  # the answer the sub-model is asked about
+        self._sent_back = False  # an answer is sent back at most once a run
+        self._open_doubt: str | None = None  # why the answer was sent back, until another is given
 
     # -- helpers ---------------------------------------------------------------------
     def _ids(self) -> dict[str, Any]:
@@ -219,7 +259,7 @@ class RLMRun:
     def _asking(self) -> AskRoot:
         """The request for the turn in progress: the conversation as it stands."""
         final_turn = self._final_turn
-        first = self._first_code if self.turns == 1 and not final_turn else None
+        first = None if final_turn else self._starts.get(self.turns)
         return AskRoot(
             [dict(m) for m in self.messages],  # type: ignore[misc]
             self.turns,
@@ -257,16 +297,72 @@ class RLMRun:
         self.emit(RunWarning(**self._ids(), code=code, text=text))  # type: ignore[arg-type]
 
     def _answer(
-        self, content: str, source: str, *, step_failed: bool = False, printed: bool = False
-    ) -> Finish:
+        self,
+        content: str,
+        source: str,
+        *,
+        step_failed: bool = False,
+        printed: bool = False,
+        checked: bool = True,
+        source_text: str | None = None,
+    ) -> Action:
+        """An answer committed: taken, or checked first (``checked``). ``source_text`` is the code
+        or FINAL argument that set it: an answer not written out there was computed."""
         content = self.redact(content)
-        self.emit(AnswerSet(**self._ids(), content=content, source=source))  # type: ignore[arg-type]
+        warnings = []
         if self.steps == 0:
-            self._warn("no_code", "The answer was given without running any code on the context.")
+            warnings.append(("no_code", "The answer was given without running any code on the context."))
         elif not (self._seen_output or printed):
-            self._warn("unseen", "The answer was set before the root saw any output of its code.")
+            warnings.append(("unseen", "The answer was set before the root saw any output of its code."))
         elif step_failed:
-            self._warn("after_error", "The answer was set by a step that raised an error.")
+            warnings.append(("after_error", "The answer was set by a step that raised an error."))
+        self._open_doubt = None
+        retry = not self._sent_back and self.turns < self.config.max_iterations
+        written = source_text is None or grounding.written_in(content, source_text)
+        answer = _Answer(content, source, warnings, retry, written)
+        if not checked or warnings or not content.strip():
+            return self._accept(answer)
+        return self._check(answer)
+
+    def _check(self, answer: _Answer) -> Action:
+        """The cheap check, then (``verify``) the sub-model's; an answer that fails either is sent
+        back, or taken with a warning."""
+        self.response = answer.content  # kept if the run is stopped before it is taken
+        reason = grounding.unsupported(self.question, answer.content, self._outputs, written=answer.written)
+        if reason is not None:
+            return self._doubted(answer, reason, "check")
+        if self.config.verify:
+            self._judging = answer
+            self.state = "verifying"
+            return Verify(grounding.verify_prompt(self.question, answer.content, self._outputs))
+        return self._accept(answer)
+
+    def _doubted(self, answer: _Answer, reason: str, by: str) -> Action:
+        if not answer.retry:
+            again = " It had been sent back once." if self._sent_back else ""
+            text = f"The answer is not supported by what the code printed: {reason}.{again}"
+            answer.warnings.append(("unsupported", text))
+            return self._accept(answer)
+        self._sent_back, self._open_doubt = True, reason
+        self.emit(
+            AnswerDoubted(**self._ids(), content=answer.content, source=answer.source, reason=reason, by=by)  # type: ignore[arg-type]
+        )
+        pending = self._pending or _Pending([], None)
+        self._pending = pending
+        if pending.blocks:
+            pending.notes.append(f"{len(pending.blocks)} later code block(s) of your reply were not run.")
+        pending.blocks, pending.directive, pending.failed = [], None, False
+        pending.notes.append(grounding.send_back_note(answer.content, reason))
+        return replace(self._observe(), reopen=True)
+
+    def _accept(self, answer: _Answer) -> Finish:
+        self._judging = None
+        content = answer.content
+        self.emit(AnswerSet(**self._ids(), content=content, source=answer.source))  # type: ignore[arg-type]
+        for code, text in answer.warnings:
+            self._warn(code, text)
+        if answer.stop != "answer":
+            return self._finish(content, answer.error, answer.stop)
         if not content.strip():
             return self._finish(content, "The answer is empty: the root finished without content.", "empty")
         return self._finish(content)
@@ -298,7 +394,7 @@ class RLMRun:
         """The conversation's fixed start is ``prefix``; the run is under way."""
         self.messages = prefix
         if self.config.profile == "small" and self.config.system_prompt is None:
-            self._first_code = prompts.reply_start(self.context_meta, self.question)
+            self._starts = prompts.reply_starts(self.context_meta, self.question)
         self._chars = sum(len(m["content"]) for m in self.messages)
         self.emit(
             RunStarted(
@@ -371,13 +467,15 @@ class RLMRun:
             )
         )
         self._replayed[step.step] = (shown, result.error is not None)
+        self._outputs.append(shown)
         return self._replay_next()
 
     @_transition
     def receive_reply(self, completion: Completion) -> Action:
         text = completion.text
-        if self._first_code and self.turns == 1 and self._first_code[1]:
-            opener, closing = self._first_code[0].rsplit("\n", 1)[-1], self._first_code[1]
+        start = self._starts.get(self.turns)
+        if start and start[1] and not self._final_turn:
+            opener, closing = start[0].rsplit("\n", 1)[-1], start[1]
             if opener in text and closing not in text[text.rindex(opener) :]:
                 text += closing  # the stop sequence that ended the reply closes the call it began
         self.iterations += 1
@@ -430,7 +528,7 @@ class RLMRun:
         if pending.blocks and not pending.failed:
             self.steps += 1
             self._executing = self.steps  # human steps may be numbered while this one waits
-            code = pending.blocks.pop(0)
+            code = self._code = pending.blocks.pop(0)
             self.state = "executing"
             self.emit(StepStarted(**self._ids(), step=self._executing, code=code))
             return Execute(self._executing, code)
@@ -487,10 +585,6 @@ class RLMRun:
                 restored=restored,
             )
         )
-        if answer_ready:
-            return self._answer(
-                answer, "answer", step_failed=result.error is not None, printed=bool(full.strip())
-            )
         if cut:
             pending.notes.append(cut_note(full, cut, self.question, small=self.config.profile == "small"))
         if restored:
@@ -498,28 +592,57 @@ class RLMRun:
                 f"Reserved names were put back after your code replaced them: {', '.join(restored)}."
             )
         pending.outputs.append((self._executing, shown))
+        self._outputs.append(shown)
+        if answer_ready:
+            return self._answer(
+                answer,
+                "answer",
+                step_failed=result.error is not None,
+                printed=bool(full.strip()),
+                source_text=self._code,
+            )
         pending.failed = result.error is not None
         return self._advance()
 
-    def _last_word(self, content: str | None, reply: str) -> Finish:
-        """The answer given on the extra turn after the iteration limit; the run still reports why."""
+    def _last_word(self, content: str | None, reply: str, source_text: str | None = None) -> Action:
+        """The answer given on the extra turn after the iteration limit; the run still reports why.
+        It is checked, to warn, but not sent back."""
         content = self.redact(content if content is not None else reply.strip())
-        self.emit(AnswerSet(**self._ids(), content=content, source="final_turn"))
-        return self._finish(
+        written = source_text is None or grounding.written_in(content, source_text)
+        self._open_doubt = None
+        answer = _Answer(
             content,
-            f"max_iterations ({self.config.max_iterations}) reached; the response is the root's last "
-            f"answer, given without running more code.",
-            "max_iterations",
+            "final_turn",
+            [],
+            retry=False,
+            written=written,
+            error=f"max_iterations ({self.config.max_iterations}) reached; the response is the root's "
+            f"last answer, given without running more code.",
+            stop="max_iterations",
         )
+        if self.steps == 0 or not self._seen_output or not content.strip():
+            return self._accept(answer)
+        return self._check(answer)
+
+    @_transition
+    def receive_verdict(self, reply: str) -> Action:
+        """The sub-model's reply to ``Verify``; one that gives no verdict (a failed call) passes."""
+        answer = self._judging
+        assert answer is not None
+        reason = grounding.verdict(reply)
+        if reason is None:
+            return self._accept(answer)
+        return self._doubted(answer, f"a sub-model judged it unsupported ({reason})", "verify")
 
     @_transition
     def receive_final(self, content: str | None, problem: str | None) -> Action:
         assert self._pending is not None
+        directive = self._pending.directive
+        argument = directive.argument if directive else None
         if self._final_turn:
-            return self._last_word(content, self.messages[-1]["content"])
+            return self._last_word(content, self.messages[-1]["content"], argument)
         if content is not None:
-            kind = self._pending.directive.kind if self._pending.directive else "FINAL"
-            return self._answer(content, kind)
+            return self._answer(content, directive.kind if directive else "FINAL", source_text=argument)
         self._pending.notes.append(problem or "Your FINAL could not be read.")
         self._pending.directive = None
         return self._observe()
@@ -542,12 +665,15 @@ class RLMRun:
             )
         )
         self._human_steps.append((self.steps, code, shown))
+        self._outputs.append(shown)
         return self.steps
 
     @_transition
     def human_edit(self, step: int, proposed: str, executed: str) -> None:
         """Record that a human changed a proposed step before it ran; the root is told next turn."""
         self._edits.append((step, proposed, executed))
+        if step == self._executing:
+            self._code = executed
         self.emit(HumanEdit(**self._ids(), step=step, proposed=proposed, executed=executed))
 
     @property
@@ -574,11 +700,14 @@ class RLMRun:
 
     @_transition
     def human_answer(self, content: str) -> Finish:
-        """The human set the answer (``answer["ready"] = True`` in a cell of their own): the run ends."""
+        """The human set the answer (``answer["ready"] = True`` in a cell of their own): the run
+        ends, with it as it is (not checked)."""
         if self.state == "done":
             return Finish(self.response, self.error, self._stop)
-        self._pending = None
-        return self._answer(content, "answer")
+        self._pending = self._judging = None
+        finish = self._answer(content, "answer", checked=False)
+        assert isinstance(finish, Finish)
+        return finish
 
     @_transition
     def abort(self, error: RLMError | str) -> Finish:
@@ -586,6 +715,12 @@ class RLMRun:
         if self.state == "done":
             return Finish(self.response, self.error, self._stop)
         stop = error.stop if isinstance(error, RLMError) else "error"
+        if self._open_doubt is not None:
+            self._warn(
+                "unsupported",
+                f"The answer is not supported by what the code printed: {self._open_doubt}. The run "
+                "was stopped after it was sent back.",
+            )
         return self._finish(self.response, str(error), stop)
 
     @property

@@ -28,6 +28,7 @@ __all__ = [
     "SubcallFinished",
     "ToolCalled",
     "AnswerSet",
+    "AnswerDoubted",
     "HumanEdit",
     "Hint",
     "RunWarning",
@@ -180,6 +181,20 @@ class AnswerSet(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class AnswerDoubted(Event):
+    """An answer the root committed was not taken: what the code printed does not support it
+    (``by`` the cheap check of ``rlm_kernel.grounding``, or the sub-model asked with ``verify``).
+    The root gets one more turn, told why; an ``AnswerSet`` follows when it answers again. Only a
+    run's final answer can carry an ``unsupported`` warning."""
+
+    kind: ClassVar[str] = "answer_doubted"
+    content: str
+    source: Literal["answer", "FINAL", "FINAL_VAR"]
+    reason: str
+    by: Literal["check", "verify"] = "check"
+
+
+@dataclass(frozen=True, kw_only=True)
 class HumanEdit(Event):
     kind: ClassVar[str] = "human_edit"
     step: int
@@ -207,10 +222,13 @@ class Hint(Event):
 @dataclass(frozen=True, kw_only=True)
 class RunWarning(Event):
     """Something a reader of the result should know that did not stop the run: an answer given
-    without running code, an answer set by a step that raised, a reply stopped in a loop."""
+    without running code, an answer set by a step that raised, an answer what the code printed
+    does not support (``unsupported``), a reply stopped in a loop."""
 
     kind: ClassVar[str] = "warning"
-    code: Literal["no_code", "unseen", "after_error", "repetition", "reply_cut", "replay_diverged"]
+    code: Literal[
+        "no_code", "unseen", "after_error", "unsupported", "repetition", "reply_cut", "replay_diverged"
+    ]
     text: str
 
 
@@ -239,6 +257,7 @@ _KINDS: dict[str, type[Event]] = {
         SubcallFinished,
         ToolCalled,
         AnswerSet,
+        AnswerDoubted,
         HumanEdit,
         Hint,
         RunWarning,

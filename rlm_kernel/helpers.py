@@ -3,10 +3,11 @@
 Small models copy the code of the worked example they are shown, so what that code does must
 work whatever the context looks like. Two helpers carry that:
 
-- ``search(query)`` finds the passages of ``context`` (a string of any length, lines, a list of
-  documents, a dict of records, JSON text) that hold the most of the query's words, rarest words
-  counting most, and prints a window around each, with where it is. A model that prints whole
-  lines or whole documents sees its output cut; a window never is.
+- ``search(query)`` ranks the passages of ``context`` (lines, and windows of long lines, of a
+  string, a list of documents, a dict of files or records, JSON text, a DataFrame's rows) by BM25
+  (bm25s) for the query's content words, and prints the best few, each with where it is and the
+  heading above it. A model that pastes the whole question still searches for its content words;
+  a model that prints whole lines or documents sees its output cut, a passage never is.
 - ``table()`` reads ``context`` as rows whatever holds them (a list of dicts, a dict of dicts, CSV
   or JSON text), numbers as numbers, so that counting code is the same for every container; the
   rows answer ``where(field=value, ...)``, ``sum(field)`` and ``most_common(field)``, which a
@@ -21,10 +22,10 @@ import csv
 import io
 import itertools
 import json
-import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 __all__ = ["Helpers", "Rows", "search_text", "rows_of"]
@@ -47,7 +48,8 @@ def terms_of(query: str) -> list[str]:
 
 
 def _segments(context: Any) -> Iterator[tuple[str, str]]:
-    """(where, text) pieces to search: the string itself, or each item of a list or dict."""
+    """(where, text) pieces to search: the string itself, each item of a list or dict, or each
+    row of a DataFrame (as ``column=value`` pairs)."""
     if isinstance(context, str):
         yield "context", context
     elif isinstance(context, Mapping):
@@ -56,6 +58,9 @@ def _segments(context: Any) -> Iterator[tuple[str, str]]:
     elif isinstance(context, (list, tuple)):
         for i, value in enumerate(context):
             yield f"context[{i}]", value if isinstance(value, str) else _dump(value)
+    elif hasattr(context, "iterrows") and hasattr(context, "columns"):  # a pandas DataFrame
+        for index, row in context.iterrows():
+            yield f"row {index}", ", ".join(f"{k}={v}" for k, v in row.items())
     else:
         yield "context", str(context)
 
@@ -67,78 +72,140 @@ def _dump(value: Any) -> str:
         return str(value)
 
 
-def search_text(context: Any, query: str, n: int = 3, width: int = 150) -> str:
-    """The report ``search`` prints: the ``n`` best windows of about ``2 * width`` characters."""
+_TOKEN = re.compile(r"\w+")
+PASSAGE_CHARS = 300  # a long line is searched in windows of this size, half overlapping
+WEAKER = 0.6  # a hit scoring under this share of the best one is not shown
+_SHOWN = 400  # characters of one hit shown at most
+
+
+def _tokens(text: str) -> list[str]:
+    """Words as the index keeps them: lower case, a plural's ``s`` dropped, numbers whole (so
+    ``53`` does not match ``853``)."""
+    out = []
+    for word in _TOKEN.findall(text.lower()):
+        if len(word) > 3 and word.endswith("s") and not word.endswith("ss") and not word.isdigit():
+            word = word[:-1]
+        out.append(word)
+    return out
+
+
+@dataclass(frozen=True)
+class _Passage:
+    where: str  # context, line 3 · context['key'], line 8 · context[3] · row 17
+    text: str
+    heading: str  # the nearest heading above it, or a table's header row
+    start: int = 0  # where a window of a long line starts in it
+    window: bool = False  # a window of a long line, not the whole line
+
+
+_HEADING = re.compile(
+    r"^\s*(?:#{1,6}\s+\S|\d+(?:\.\d+)*\.?\s+[A-Z]|[A-Z][^.!?]*:$|[A-Z][A-Z0-9 ,&'-]{3,}$|=+ .* =+$)"
+)
+
+
+def _passages(context: Any) -> list[_Passage]:
+    """Lines, and windows of long lines: what ``search`` ranks and shows, each with the heading
+    above it (a numbered or marked line, a line in capitals) or, in CSV text, the header row."""
+    out = []
+    step = PASSAGE_CHARS // 2
+    for where, text in _segments(context):
+        lines = text.split("\n")
+        table = len(lines) > 2 and looks_like_csv(text)
+        heading = lines[0] if table else ""
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            at = f"{where}, line {number}" if len(lines) > 1 else where
+            if len(line) <= PASSAGE_CHARS:
+                out.append(_Passage(at, line, heading if heading != line else ""))
+                if not table and len(line) <= 60 and _HEADING.match(line):
+                    heading = line.strip()
+                continue
+            for start in range(0, len(line) - step, step):
+                out.append(_Passage(at, line[start : start + PASSAGE_CHARS], heading, start, True))
+    return out
+
+
+_HEADER_FIELD = re.compile(r"[A-Za-z_][\w .-]{0,40}")
+
+
+def looks_like_csv(text: str) -> bool:
+    """A header row of field names, then rows with as many separators."""
+    head = text[:4096].splitlines()[:6]
+    if len(head) < 3:
+        return False
+    for sep in (",", "\t", ";", "|"):
+        counts = {line.count(sep) for line in head[:-1]}  # the last line may be cut
+        if len(counts) == 1 and counts.pop() >= 1:
+            names = [field.strip().strip('"') for field in head[0].split(sep)]
+            return all(_HEADER_FIELD.fullmatch(name) for name in names)
+    return False
+
+
+class _Index:
+    """BM25 (bm25s) over the passages of one context, built on the first search and kept."""
+
+    def __init__(self, context: Any) -> None:
+        import bm25s
+
+        self.passages = _passages(context)
+        self.retriever = bm25s.BM25()
+        # A passage's key (a file's path, a document's title) counts as its words too.
+        keys = {p.where.split(", ")[0] for p in self.passages}
+        key_words = {k: _tokens(k[len("context") :]) for k in keys if k.startswith("context[")}
+        corpus = [_tokens(p.text) + key_words.get(p.where.split(", ")[0], []) or [""] for p in self.passages]
+        self.vocabulary = {t for tokens in corpus for t in tokens}
+        self.retriever.index(corpus, show_progress=False)
+
+    def scores(self, terms: list[str]) -> Any:
+        return self.retriever.get_scores(terms)
+
+
+def search_text(context: Any, query: str, n: int = 3, index: _Index | None = None) -> str:
+    """The report ``search`` prints: the ``n`` passages that BM25 ranks best for the query's
+    content words (none far weaker than the best), each with where it is and its heading."""
     terms = terms_of(query)
     if not terms:
         return "search() needs words to look for, such as search('archive room code')."
-    segments = list(_segments(context))
-    lowered = [(where, text, text.lower()) for where, text in segments]
-    counts = {t: sum(low.count(t) for _, _, low in lowered) for t in terms}
-    found = [t for t in terms if counts[t]]
-    if not found:
+    index = index or _Index(context)
+    wanted = list(dict.fromkeys(t for term in terms for t in _tokens(term)))
+    found = [t for t in wanted if t in index.vocabulary]
+    if not found or not index.passages:
         return f"No match for {', '.join(repr(t) for t in terms)}. Try other words from the question."
-    weight = {t: 1.0 / math.log2(2 + counts[t]) for t in found}
-    candidates: list[tuple[float, int, int, str, str]] = []
-    for rank, (where, text, low) in enumerate(lowered):
-        for term in sorted(found, key=counts.get)[:3]:  # windows are centred on the rarer words
-            start = low.find(term)
-            seen = 0
-            while start != -1 and seen < 200:
-                lo, hi = max(0, start - width), min(len(text), start + len(term) + width)
-                window = low[lo:hi]
-                score = sum(weight[t] for t in found if t in window)
-                candidates.append((score, -rank, lo, where, text))
-                start = low.find(term, start + 1)
-                seen += 1
-    candidates.sort(key=lambda c: (c[0], c[1], -c[2]), reverse=True)
-    best = candidates[0][0]
-    shown: list[tuple[str, int, str]] = []
-    passages: set[tuple[str, int]] = set()
-    for score, _rank, lo, where, text in candidates:
-        passages.add((where, lo // (2 * width)))
-        if len(shown) == n or score < 0.6 * best:
-            continue  # counted, not shown: weaker than the best by far
-        start, end = _sentence(text, lo, lo + 2 * width, found, weight)
-        if any(w == where and abs(start - s) < width for w, s, _ in shown):
-            continue  # the same passage again
-        piece = " ".join(text[start:end].split())
-        at = where if len(text) <= 2 * width + 20 else f"{where}, character {start:,}"
-        shown.append((where, start, f"[{len(shown) + 1}] {at}: {piece}"))
-    many = f"{len(passages)} passages match" if len(passages) > 1 else "1 passage matches"
-    head = f"search({query!r}): {many}" + (f"; the best {len(shown)}" if len(passages) > len(shown) else "")
-    missing = [t for t in terms if not counts[t]]
+    scores = index.scores(found)
+    hits = scores.nonzero()[0]
+    matching = len({(index.passages[i].where, index.passages[i].start // PASSAGE_CHARS) for i in hits})
+    shown: list[_Passage] = []
+    order = scores.argsort()[::-1][: n * 4]
+    for i in order:
+        if scores[i] <= 0 or len(shown) == n or scores[i] < WEAKER * scores[order[0]]:
+            break  # the rest are counted, not shown: far weaker than the best
+        p = index.passages[i]
+        if not any(p.where == q.where and abs(p.start - q.start) < PASSAGE_CHARS for q in shown):
+            shown.append(p)  # else another window of a line already shown
+    many = f"{matching} passages match" if matching > 1 else "1 passage matches"
+    head = f"search({query!r}): {many}" + (f"; the best {len(shown)}" if matching > len(shown) else "")
+    missing = [t for t in wanted if t not in index.vocabulary]
     note = f" (no match for {', '.join(repr(t) for t in missing)})" if missing else ""
-    return "\n".join([head + note + ":", *(line for _, _, line in shown)])
+    hits = [
+        f"[{k}] {p.where}{f', character {p.start:,}' if p.window else ''}:{_hit(p, found)}"
+        for k, p in enumerate(shown, 1)
+    ]
+    return "\n".join([head + note + ":", *hits])
 
 
-_SENTENCE = re.compile(r"[^\n]*?(?:[.!?](?=\s|$)|\n|$)")  # "3346.81" is not a full stop
-_LONGEST = 400  # characters of one shown passage
-
-
-def _sentence(text: str, lo: int, hi: int, found: list[str], weight: dict[str, float]) -> tuple[int, int]:
-    """The sentence (or line) of ``text`` near ``[lo, hi)`` that holds the most of the words, as
-    (start, end); a very long one is cut to a window around its words. A sentence that a question
-    is about is what a small model should read, not a window that starts or ends mid-way."""
-    a, b = max(0, lo - _LONGEST), min(len(text), hi + _LONGEST)
-    low = text[a:b].lower()
-    best: tuple[float, int, int] = (-1.0, lo, hi)
-    for m in _SENTENCE.finditer(low):
-        if m.end() <= lo - a or m.start() >= hi - a or not m.group().strip():
-            continue
-        score = sum(weight[t] for t in found if t in m.group())
-        if score > best[0]:
-            best = (score, a + m.start(), a + m.end())
-    _, start, end = best
-    while start < end and text[start].isspace():
-        start += 1
-    if end - start > _LONGEST:  # one line of JSON, say: a window around its first matched word
-        first = min(
-            (text.lower().find(t, start, end) for t in found if t in text[start:end].lower()), default=start
-        )
-        start = max(start, first - _LONGEST // 3)
-        end = min(end, start + _LONGEST)
-    return start, end
+def _hit(p: _Passage, found: list[str]) -> str:
+    """A passage as shown: under its heading, if it has one, with a very long one cut around
+    its first matched word."""
+    text = " ".join(p.text.split())
+    if p.start and " " in text:
+        text = text[text.index(" ") + 1 :]  # a window starts mid-word
+    if len(text) > _SHOWN:
+        low = text.lower()
+        first = min((low.find(t) for t in found if t in low), default=0)
+        text = text[max(0, first - _SHOWN // 3) :][:_SHOWN]
+    heading = " ".join(p.heading.split())[:120]
+    return f" (under {heading!r}) {text}" if heading else f" {text}"
 
 
 def _number(value: str) -> Any:
@@ -285,6 +352,7 @@ class Helpers:
     def __init__(self, context: Any, asker: _Asker | None = None) -> None:
         self._context = context
         self._asker = asker
+        self._index: _Index | None = None
 
     def classify(
         self, items: Sequence[Any], labels: Sequence[str], examples: Sequence[tuple[str, str]] | None = None
@@ -297,9 +365,11 @@ class Helpers:
             raise TypeError("classify() takes a list of items; for lines of text use context.splitlines().")
         return classify_items(self._asker, list(items), labels, examples)
 
-    def search(self, query: str, n: int = 3, width: int = 150) -> None:
-        """Print the passages of ``context`` with the most words of ``query``, best first."""
-        print(search_text(self._context, str(query), n=n, width=width))
+    def search(self, query: str, n: int = 3) -> None:
+        """Print the passages of ``context`` that hold the query's words, best first."""
+        if self._index is None:
+            self._index = _Index(self._context)
+        print(search_text(self._context, str(query), n=n, index=self._index))
 
     def table(self, data: Any = None) -> Rows:
         """``context`` (or ``data``) as rows (dicts): of a CSV or JSON text, a list or a dict."""

@@ -21,7 +21,7 @@ from typing import Any
 from .errors import one_line
 from .lm.base import Message
 from .tools import Tool
-from .worked import example_turns, reply_start, shape_of
+from .worked import example_turns, reply_start, reply_starts, shape_of
 
 __all__ = [
     "context_metadata",
@@ -32,6 +32,7 @@ __all__ = [
     "NO_CODE_NUDGE",
     "final_turn",
     "reply_start",
+    "reply_starts",
 ]
 
 PREVIEW_CHARS = 200
@@ -117,6 +118,8 @@ def _metadata(context: Any) -> dict[str, Any]:
     if isinstance(known, Mapping):
         return dict(known)
     meta: dict[str, Any] = {"type": type(context).__name__, "shape": shape_of(context)}
+    if meta["shape"] in ("frame", "array"):
+        return {**meta, **_array_metadata(context)}
     if isinstance(context, str):
         meta["length"] = len(context)
         meta["lines"] = context.count("\n") + 1
@@ -143,8 +146,41 @@ def _metadata(context: Any) -> dict[str, Any]:
     return meta
 
 
+COLUMNS_SHOWN = 30
+ROWS_SHOWN = 3
+
+
+def _array_metadata(data: Any) -> dict[str, Any]:
+    """A DataFrame, Series or array as a data scientist first looks at one: its shape, its
+    columns and their dtypes, and its first rows."""
+    meta: dict[str, Any] = {"dims": [int(n) for n in data.shape]}
+    columns = getattr(data, "dtypes", None)
+    if hasattr(data, "columns") and columns is not None:
+        meta["columns"] = {str(k): str(v) for k, v in itertools.islice(columns.items(), COLUMNS_SHOWN)}
+        meta["preview"] = data.head(ROWS_SHOWN).to_string(max_colwidth=40)
+    else:
+        meta["dtype"] = str(data.dtype)
+        head = data.head(ROWS_SHOWN) if hasattr(data, "head") else data[:ROWS_SHOWN]
+        meta["preview"] = repr(head)[: PREVIEW_CHARS * 2]
+    return meta
+
+
+def _describe_array(meta: Mapping[str, Any]) -> str:
+    dims = " x ".join(f"{n:,}" for n in meta["dims"])
+    lines = [f"The variable `context` holds a {meta['type']} of shape ({dims})."]
+    if "columns" in meta:
+        columns = ", ".join(f"{name} ({dtype})" for name, dtype in meta["columns"].items())
+        lines.append(f"Columns and dtypes: {columns}")
+        lines.append(f"First rows:\n{meta['preview']}")
+    else:
+        lines.append(f"dtype {meta['dtype']}; it begins: {meta['preview']}")
+    return "\n".join(lines)
+
+
 def describe_context(meta: Mapping[str, Any]) -> str:
     """The metadata as a few lines for the root's first turn."""
+    if meta.get("shape") in ("frame", "array") and "dims" in meta:
+        return _describe_array(meta)
     parts = [f"type {meta['type']}"]
     if "length" in meta:
         parts.append(

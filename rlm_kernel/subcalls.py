@@ -185,7 +185,14 @@ class Subcalls:
         return {"run_id": self.run_id, "parent_id": self.parent_id, "depth": self.depth}
 
     async def _call(
-        self, prompt: Any, lm: LMClient, batch_id: str | None, batch_size: int, max_tokens: int | None = None
+        self,
+        prompt: Any,
+        lm: LMClient,
+        batch_id: str | None,
+        batch_size: int,
+        max_tokens: int | None = None,
+        *,
+        tools: bool = True,
     ) -> str:
         """One sub-call. ``prompt`` is the text of one user turn, or (for helpers) whole messages."""
         messages: list[Message] = [
@@ -222,7 +229,7 @@ class Subcalls:
                     f"prompt of about {need:,} tokens does not fit {lm.model_name}'s window of {window:,} "
                     f"tokens; split it into smaller pieces"
                 )
-            if self.sub_tools:
+            if self.sub_tools and tools:
                 completion = await self._with_tools(lm, messages, max_tokens, call_id, step)
             else:
                 completion = await lm.complete(messages, max_tokens=max_tokens)
@@ -422,6 +429,12 @@ class Subcalls:
         return self._gather(
             [self.pool.submit(self._call(c, lm, batch_id, size, max_tokens)) for c in conversations]
         )
+
+    async def verdict(self, prompt: str, max_tokens: int) -> str:
+        """The sub-model's reply to the engine's ``Verify``: one call of this run (``step``: the
+        latest), recorded and charged like ``llm_query``'s; "" when it failed."""
+        reply = await self._call(prompt, self.lm_for(None), None, 1, max_tokens, tools=False)
+        return "" if reply.startswith(ERROR_PREFIX) else reply
 
     def rlm_query(self, prompt: str, context: Any = None) -> str:
         """Hand a sub-task to a child run with its own REPL (a plain llm_query at max depth)."""

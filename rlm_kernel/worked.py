@@ -19,12 +19,12 @@ from functools import cache, lru_cache
 from itertools import islice
 from typing import Any
 
-from .helpers import rows_of, search_text
+from .helpers import looks_like_csv, rows_of, search_text
 from .lm.base import Message
 
-__all__ = ["SHAPES", "shape_of", "example_turns", "reply_start"]
+__all__ = ["SHAPES", "shape_of", "example_turns", "reply_start", "reply_starts", "two_hops"]
 
-SHAPES = ("text", "lines", "documents", "table", "other")
+SHAPES = ("text", "lines", "documents", "table", "frame", "array", "other")
 _SHORT = 120  # a field longer than this is text to search, not a value to count
 
 
@@ -34,27 +34,16 @@ def _flat(item: Any) -> bool:
     )
 
 
-_HEADER_FIELD = re.compile(r"[A-Za-z_][\w .-]{0,40}")
-
-
-def _looks_like_csv(text: str) -> bool:
-    """A header row of field names, then rows with as many separators."""
-    head = text[:4096].splitlines()[:6]
-    if len(head) < 3:
-        return False
-    for sep in (",", "\t", ";", "|"):
-        counts = {line.count(sep) for line in head[:-1]}  # the last line may be cut
-        if len(counts) == 1 and counts.pop() >= 1:
-            names = [field.strip().strip('"') for field in head[0].split(sep)]
-            return all(_HEADER_FIELD.fullmatch(name) for name in names)
-    return False
-
-
 def shape_of(context: Any) -> str:
     """What the context looks like to code: ``text`` (a long string with few line breaks),
-    ``lines``, ``documents`` (items holding text), ``table`` (flat records), or ``other``."""
+    ``lines``, ``documents`` (items holding text), ``table`` (flat records), ``frame`` (a pandas
+    DataFrame), ``array`` (a Series or an array), or ``other``."""
+    if hasattr(context, "columns") and hasattr(context, "dtypes") and hasattr(context, "iloc"):
+        return "frame"
+    if hasattr(context, "dtype") and hasattr(context, "shape") and hasattr(context, "__len__"):
+        return "array"
     if isinstance(context, str):
-        if _looks_like_csv(context):
+        if looks_like_csv(context):
             return "table"
         stripped = context.lstrip()[:1]
         if stripped in ("[", "{") and len(context) < 64_000_000:
@@ -90,6 +79,7 @@ _FILLER = [
     "A new bakery opened near the old fish market.",
     "The library extends its hours during the festival.",
     "Volunteers planted {n} trees along the canal.",
+    "Delays of the ferry are posted at the pier office.",
 ]
 # Questions about rows, each with the code that answers it: the usual kinds of counting question.
 _TABLE_EXAMPLES = [
@@ -105,6 +95,48 @@ _TABLE_EXAMPLES = [
     ),
     ("How many shops are closed?", 'rows = table()\nn = len(rows.where(status="closed"))\nprint(n)'),
 ]
+# The same questions of a DataFrame, in pandas, and of an array or Series, in numpy.
+_FRAME_EXAMPLES = [
+    ("How many shops are closed?", 'df = context\nn = int((df["status"] == "closed").sum())\nprint(n)'),
+    (
+        "How many cafes in Porto have a revenue above 1500?",
+        'df = context\nmask = (df["city"] == "Porto") & (df["kind"] == "cafe") & (df["revenue"] > 1500)\n'
+        "n = int(mask.sum())\nprint(n)",
+    ),
+    (
+        "What is the total revenue of the shops in Graz, to the cent?",
+        'df = context\nn = round(float(df.loc[df["city"] == "Graz", "revenue"].sum()), 2)\nprint(n)',
+    ),
+    (
+        "Which city has the largest total revenue?",
+        'df = context\nn = df.groupby("city")["revenue"].sum().idxmax()\nprint(n)',
+    ),
+    (
+        "How many shops opened in May 2021?",
+        'df = context\nmask = (df["opened"].dt.year == 2021) & (df["opened"].dt.month == 5)\n'
+        "n = int(mask.sum())\nprint(n)",
+    ),
+    (
+        "How many different kinds of shop are there in Lyon?",
+        'df = context\nn = df.loc[df["city"] == "Lyon", "kind"].nunique()\nprint(n)',
+    ),
+    (
+        "What is the average revenue of the bookshops, rounded to one decimal?",
+        'df = context\nn = round(float(df.loc[df["kind"] == "bookshop", "revenue"].mean()), 1)\nprint(n)',
+    ),
+]
+_ARRAY_EXAMPLES = [
+    ("How many readings are above 20?", "n = int((context > 20).sum())\nprint(n)"),
+    ("At which position is the highest reading?", "n = int(context.argmax())\nprint(n)"),
+    ("What is the mean reading, to two decimals?", "n = round(float(context.mean()), 2)\nprint(n)"),
+]
+# A question in two hops: what the first fact names is what the second search looks for.
+_HOPS = [(7734, "Norrholm", 14), (5120, "Vikby", 3), (6408, "Sandoe", 9), (2291, "Kalvik", 21)]
+_HOP_QUESTION = "Booking 7734 is for a ferry: from which pier does that ferry leave?"
+_HOP_CODE = (
+    "# Two steps: find which ferry booking 7734 is for, then where that ferry leaves from.\n"
+    'search("booking 7734")'
+)
 # Counting by a label the data does not show: each item labelled by a sub-call.
 _MESSAGES = [
     ("praise", "Thank you, the new timetable works well."),
@@ -120,25 +152,38 @@ _CLASSIFY_QUESTION = (
     "infer each message's label from its meaning. The labels: praise, complaint, question."
 )
 _CLASSIFY_CODE = (
-    "from collections import Counter\nlines = context.splitlines()\n"
-    f"labels = classify(lines, {_LABELS!r})\ncounts = Counter(labels)\nprint(counts)"
+    "from collections import Counter\n"
+    "items = context.splitlines() if isinstance(context, str) else list(context)\n"
+    f"labels = classify(items, {_LABELS!r})\ncounts = Counter(labels)\nprint(counts)"
 )
-_LABELLED = re.compile(r"\blabel|classif|categor", re.IGNORECASE)
+# A question that counts items by what they mean, not by what they say.
+_LABELLED = re.compile(
+    r"\blabel|classif|categor|\btopics?\b|\bthemes?\b|sentiment|by (?:its|their) meaning"
+    r"|how many\b.*\b(?:are|is|were|was)\s+(?:about|on the subject of|related to|concerning)\b",
+    re.IGNORECASE,
+)
+# A question in two hops: it asks about a thing named only through another one ("the ferry of
+# booking 7734", "the town of the courier who ...").
+_TWO_HOP = re.compile(
+    r".\b(?:who|whose|that)\s+(?!(?:is|are|was|were|the|a|an|it|this)\b)\w+|\bof\s+the\s+\w+\s+(?:of|who|that|for)\b",
+    re.IGNORECASE,
+)
 _ANSWER = 'answer["content"] = str(n)\nanswer["ready"] = True'
 _NEEDLE = "The ferry to Norrholm leaves from pier 14."
 _QUESTION = "From which pier does the ferry to Norrholm leave?"
 
 
-def _sentences(count: int, needle_at: int) -> list[str]:
+def _sentences(count: int, needle_at: int | None) -> list[str]:
     out = [_FILLER[i % len(_FILLER)].format(n=(i * 37) % 90 + 7) for i in range(count)]
-    out.insert(needle_at, _NEEDLE)
+    if needle_at is not None:
+        out.insert(needle_at, _NEEDLE)
     return out
 
 
 @cache
 def _context(shape: str) -> Any:
     if shape == "documents":
-        docs = [" ".join(_sentences(12, 99)) for _ in range(40)]
+        docs = [" ".join(_sentences(12, None)) for _ in range(40)]
         docs[23] = " ".join(_sentences(12, 7))
         return docs
     if shape == "table":
@@ -161,11 +206,35 @@ def _context(shape: str) -> Any:
             for i in range(480)
         ]
         return "\n".join(lines)
+    if shape == "frame":
+        import pandas as pd
+
+        frame = pd.DataFrame(_context("table"))
+        frame["opened"] = pd.to_datetime(frame["opened"])
+        return frame
+    if shape == "array":
+        import numpy as np
+
+        return np.array([round(12 + (i * 37 % 101) / 7.3, 1) for i in range(3000)])
+    if shape in ("hops-text", "hops-lines", "hops-documents"):
+        return _hops(shape.removeprefix("hops-"))
     if shape == "csv":
         rows = _context("table")
         lines = [",".join(rows[0])] + [",".join(str(v) for v in row.values()) for row in rows]
         return "\n".join(lines)
     sentences = _sentences(700, 391)
+    return "\n".join(sentences) if shape == "lines" else " ".join(sentences)
+
+
+def _hops(shape: str) -> Any:
+    """Filler, bookings that each name a ferry, and far from them, where each ferry leaves."""
+    facts = [f"Booking {n} is for the ferry to {place}." for n, place, _ in _HOPS]
+    facts += [f"The ferry to {place} leaves from pier {pier}." for _, place, pier in reversed(_HOPS)]
+    sentences = _sentences(700, None)
+    for k, fact in enumerate(facts):
+        sentences.insert(40 + k * 80, fact)
+    if shape == "documents":
+        return [" ".join(sentences[i : i + 14]) for i in range(0, len(sentences), 14)]
     return "\n".join(sentences) if shape == "lines" else " ".join(sentences)
 
 
@@ -206,10 +275,17 @@ def _closest_last(examples: list[tuple[str, str]], question: str | None) -> list
 
 @lru_cache(maxsize=64)
 def _turns(shape: str, question: str | None = None) -> tuple[tuple[str, str], ...]:
-    if shape in ("table", "csv"):
+    if shape in ("frame", "array"):
+        turns = []
+        examples = _FRAME_EXAMPLES if shape == "frame" else _ARRAY_EXAMPLES
+        for question_, code in _closest_last(examples, question):
+            namespace: dict[str, Any] = {"context": _context(shape)}
+            exec(code.replace("print(n)", ""), namespace)  # noqa: S102 - our own code, run for its true output
+            turns += [_user(shape, question_), _code(code), _output(1, str(namespace["n"])), _code(_ANSWER)]
+    elif shape in ("table", "csv"):
         turns = []
         for question_, code in _closest_last(_TABLE_EXAMPLES, question):
-            namespace: dict[str, Any] = {"table": lambda: rows_of(_context(shape))}
+            namespace = {"table": lambda: rows_of(_context(shape))}
             exec(code.replace("print(n)", ""), namespace)  # noqa: S102 - our own code, run for its true output
             turns += [_user(shape, question_), _code(code), _output(1, str(namespace["n"])), _code(_ANSWER)]
     elif shape == "messages":
@@ -220,6 +296,19 @@ def _turns(shape: str, question: str | None = None) -> tuple[tuple[str, str], ..
             _code(_CLASSIFY_CODE),
             _output(1, repr(counts)),
             _code('answer["content"] = str(counts["complaint"])\nanswer["ready"] = True'),
+        ]
+    elif shape.startswith("hops-"):
+        second = (
+            f"# Found in [1]: the ferry to {_HOPS[0][1]}. Now: where does that ferry leave from?\n"
+            f'search("ferry to {_HOPS[0][1]} pier")'
+        )
+        turns = [
+            _user(shape, _HOP_QUESTION),
+            _code(_HOP_CODE),
+            _output(1, search_text(_context(shape), "booking 7734")),
+            _code(second),
+            _output(2, search_text(_context(shape), f"ferry to {_HOPS[0][1]} pier")),
+            _code(f'answer["content"] = "pier {_HOPS[0][2]}"\nanswer["ready"] = True'),
         ]
     else:
         shape = shape if shape in ("text", "lines", "documents") else "text"
@@ -236,8 +325,10 @@ def _example_shape(meta: Mapping[str, Any], question: str | None) -> str:
     shape = meta.get("shape", "text")
     if shape == "table" and meta.get("type") == "str":
         return "csv"
-    if shape in ("lines", "text") and question and _LABELLED.search(question):
+    if shape in ("lines", "text", "documents") and question and _LABELLED.search(question):
         return "messages"  # a question that counts items by a label the data does not show
+    if shape in ("lines", "text", "documents") and two_hops(question):
+        return f"hops-{shape}"
     return shape
 
 
@@ -247,16 +338,34 @@ def reply_start(meta: Mapping[str, Any], question: str | None = None) -> tuple[s
     is ``search("...")``, the ``")`` that closes it, at which the reply stops. A small model then
     looks at the context before it answers, and does not go on to write the call's output itself."""
     first = example_turns(meta, question)[1]["content"]
+    if "# Two steps: " in first:  # the plan is the model's own to write
+        return first[: first.index("# Two steps: ") + len("# Two steps: find ")], None
     if "search(" in first:
         return first[: first.index("search(") + len('search("')], '")'
-    if "classify(lines, " in first:
-        return first[: first.index("classify(lines, ") + len("classify(lines, ")], None
-    return first[: first.index("table()") + len("table()\n")], None
+    if "classify(items, " in first:
+        return first[: first.index("classify(items, ") + len("classify(items, ")], None
+    if "table()" in first:
+        return first[: first.index("table()") + len("table()\n")], None
+    return first[: first.index("\n", first.index("```repl\n") + 8) + 1], None  # its first line
+
+
+def two_hops(question: str | None) -> bool:
+    """Whether a question asks about a thing named only through another one."""
+    return bool(question and _TWO_HOP.search(question))
+
+
+def reply_starts(meta: Mapping[str, Any], question: str | None = None) -> dict[int, tuple[str, str | None]]:
+    """How the root's replies begin, by turn: the first as :func:`reply_start` says; under a
+    plan of two hops, the second too, with what the first search found, in the model's words."""
+    starts = {1: reply_start(meta, question)}
+    if "# Two steps: " in starts[1][0]:
+        starts[2] = ("```repl\n# Found in [1]: ", None)
+    return starts
 
 
 def example_turns(meta: Mapping[str, Any], question: str | None = None) -> list[Message]:
     """The worked example for a context with this metadata (its shape, and for rows whether they
     come as text) and this question, as alternating user and assistant turns."""
     shape = _example_shape(meta, question)
-    turns = _turns(shape, question if shape in ("table", "csv") else None)
+    turns = _turns(shape, question if shape in ("table", "csv", "frame", "array") else None)
     return [{"role": role, "content": content} for role, content in turns]  # type: ignore[typeddict-item]

@@ -134,6 +134,14 @@ export interface AnswerSetEvent extends EventBase {
   source: 'answer' | 'FINAL' | 'FINAL_VAR' | 'final_turn';
 }
 
+export interface AnswerDoubtedEvent extends EventBase {
+  kind: 'answer_doubted';
+  content: string;
+  source: 'answer' | 'FINAL' | 'FINAL_VAR';
+  reason: string;
+  by: 'check' | 'verify';
+}
+
 export interface HumanEditEvent extends EventBase {
   kind: 'human_edit';
   step: number;
@@ -148,7 +156,7 @@ export interface HintEvent extends EventBase {
 
 export interface WarningEvent extends EventBase {
   kind: 'warning';
-  code: 'no_code' | 'unseen' | 'after_error' | 'repetition' | 'reply_cut' | 'replay_diverged';
+  code: 'no_code' | 'unseen' | 'after_error' | 'unsupported' | 'repetition' | 'reply_cut' | 'replay_diverged';
   text: string;
 }
 
@@ -172,6 +180,7 @@ export type RLMEvent =
   | SubcallFinishedEvent
   | ToolCalledEvent
   | AnswerSetEvent
+  | AnswerDoubtedEvent
   | HumanEditEvent
   | HintEvent
   | WarningEvent
@@ -417,6 +426,12 @@ export const EVENT_FIELDS: Record<EventKind, Record<string, FieldSpec>> = {
     content: {"types": ["string"]},
     source: {"types": ["string"], "values": ["answer", "FINAL", "FINAL_VAR", "final_turn"]}
   },
+  answer_doubted: {
+    content: {"types": ["string"]},
+    source: {"types": ["string"], "values": ["answer", "FINAL", "FINAL_VAR"]},
+    reason: {"types": ["string"]},
+    by: {"types": ["string"], "values": ["check", "verify"], "default": "check"}
+  },
   human_edit: {
     step: {"types": ["number"]},
     proposed: {"types": ["string"]},
@@ -426,7 +441,7 @@ export const EVENT_FIELDS: Record<EventKind, Record<string, FieldSpec>> = {
     text: {"types": ["string"]}
   },
   warning: {
-    code: {"types": ["string"], "values": ["no_code", "unseen", "after_error", "repetition", "reply_cut", "replay_diverged"]},
+    code: {"types": ["string"], "values": ["no_code", "unseen", "after_error", "unsupported", "repetition", "reply_cut", "replay_diverged"]},
     text: {"types": ["string"]}
   },
   run_ended: {

@@ -1,10 +1,11 @@
 """Where a notebook-mode run stands between the kernel's cells, as an enum and one table.
 
-The root loop (:class:`~rlm_kernel.driver.Loop`) yields what it waits for: the root's reply (ASK)
-or a step's cell (STEP). Notebook mode adds pausing: a wait that comes while the run is paused is
-held back until the human resumes. ``FLOW[(phase, input)]`` gives the next phase and what
-:class:`~rlm_kernel.jupyter.notebook.NotebookRun` must do; an input the table does not list for a
-phase is ignored (a second Pause, a Resume that came late).
+The root loop (:class:`~rlm_kernel.driver.Loop`) yields what it waits for: an LM's reply (ASK: the
+root's, or the sub-model's verdict on an answer) or a step's cell (STEP). Notebook mode adds
+pausing: a wait that comes while the run is paused is held back until the human resumes.
+``FLOW[(phase, input)]`` gives the next phase and what :class:`~rlm_kernel.jupyter.notebook.NotebookRun`
+must do; an input the table does not list for a phase is ignored (a second Pause, a Resume that
+came late).
 
     phase             ASK               STEP              PAUSE            RESUME          END
     idle              asking / ask      proposed / prop.
@@ -33,7 +34,7 @@ class Phase(Enum):
 
 
 class Input(Enum):
-    ASK = "ask"  # the loop waits for the root's reply
+    ASK = "ask"  # the loop waits for an LM's reply (the root's, or a verdict)
     STEP = "step"  # the loop waits for a step's cell
     PAUSE = "pause"
     RESUME = "resume"

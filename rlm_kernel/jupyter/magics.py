@@ -53,6 +53,8 @@ def _trait(tp: Any, default: Any, help: str) -> TraitType:
     """The %config trait of a run setting, from its type in RLMConfig."""
     if typing.get_origin(tp) is Literal:
         return Enum(list(typing.get_args(tp)), default, help=help).tag(config=True)
+    if tp is bool:
+        return Bool(default, help=help).tag(config=True)
     args = set(typing.get_args(tp)) or {tp}
     trait = Int if int in args else Unicode if str in args else Float
     return trait(default, allow_none=type(None) in args, help=help).tag(config=True)
@@ -62,6 +64,8 @@ def _option(tp: Any) -> dict[str, Any]:
     """The argparse keywords of a run setting's ``--option``."""
     if typing.get_origin(tp) is Literal:
         return {"choices": list(typing.get_args(tp))}
+    if tp is bool:  # --verify / --no-verify; absent: the %config value
+        return {"action": argparse.BooleanOptionalAction}
     args = set(typing.get_args(tp)) or {tp}
     return {"type": int if int in args else str if str in args else float}
 

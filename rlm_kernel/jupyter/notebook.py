@@ -17,8 +17,8 @@ import threading
 import time
 from typing import Any
 
-from ..driver import Loop, Ran, Regenerate, Wait, ask_root
-from ..engine import AskRoot, Execute, Finish
+from ..driver import Loop, Ran, Regenerate, Wait, call_lm
+from ..engine import AskRoot, Execute, Finish, Verify
 from ..errors import RLMError, RunCancelled
 from ..events import Event, RootToken
 from ..executors.base import ExecResult
@@ -244,7 +244,8 @@ class NotebookRun:
         self._throttle = Throttle(self._flush, FLUSH_S)
         self._writing_sent = 0
         self._final = False  # set once the final view is shown: a late update must not replace it
-        self._root_future: concurrent.futures.Future[Completion] | None = None
+        # The LM call the loop waits on: the root's reply, or the sub-model's verdict on an answer.
+        self._root_future: concurrent.futures.Future[Completion | str] | None = None
         self.open = job.rlm.open(
             job.context,
             job.question,
@@ -345,11 +346,12 @@ class NotebookRun:
         if isinstance(wait, Finish):
             self._finish(wait)
             return
-        self.phase, effect = advance(self.phase, Input.ASK if isinstance(wait, AskRoot) else Input.STEP)
+        asking = isinstance(wait, (AskRoot, Verify))
+        self.phase, effect = advance(self.phase, Input.ASK if asking else Input.STEP)
         if effect is Effect.HOLD:
             self.held = wait
-        elif isinstance(wait, AskRoot):
-            future = self.parts.tree.pool.submit(ask_root(self.parts, wait), bounded=False)
+        elif isinstance(wait, (AskRoot, Verify)):
+            future = self.parts.tree.pool.submit(call_lm(self.parts, wait), bounded=False)
             self._root_future = future
             future.add_done_callback(lambda f: self.event_loop.call_soon_threadsafe(self._replied, f))
         else:
@@ -369,7 +371,7 @@ class NotebookRun:
                 wait = self.loop.send(Ran(wait.code, outcome))
         return wait
 
-    def _replied(self, future: concurrent.futures.Future[Completion]) -> None:
+    def _replied(self, future: concurrent.futures.Future[Completion | str]) -> None:
         if self.done or future is not self._root_future:
             return
         self._root_future = None

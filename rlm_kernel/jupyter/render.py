@@ -125,7 +125,11 @@ def _header(state: RunState, *, warnings: bool = True) -> str:
 
 
 def _warnings(state: RunState) -> str:
-    return "".join(
+    back = "".join(
+        f'<div style="color:{_MUTED}">↩ answer sent back to the root: {safe.text(s)}</div>'
+        for s in state.sent_back
+    )
+    return back + "".join(
         f'<div style="color:var(--jp-warn-color1, #e65100)">⚠ {safe.text(w)}</div>' for w in state.warnings
     )
 

@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..events import (
+    AnswerDoubted,
     AnswerSet,
     Event,
     HumanEdit,
@@ -106,6 +107,7 @@ class RunState:
         self.streaming = ""  # root text of the turn in progress
         self.streamed_tokens = 0  # its pieces so far (a streamed piece is about a token)
         self.warnings: list[str] = []
+        self.sent_back: list[str] = []  # answers the run's check sent back to the root, and why
         self.last_reply = ""
         self.answer: str | None = None
         self.error: str | None = None
@@ -155,6 +157,8 @@ class RunState:
             self.streamed_tokens += 1
         elif isinstance(event, RunWarning) and top:
             self.warnings.append(event.text)
+        elif isinstance(event, AnswerDoubted) and top:
+            self.sent_back.append(f'"{event.content[:200]}": {event.reason}')
         elif isinstance(event, RootReply):
             self.usage.add(event)
             if top:

@@ -133,11 +133,11 @@ def test_a_human_answer_lands_after_the_human_cell_which_has_a_badge(
 
 OLD_RUN = [
     repl("First.", 'old = "from the first run"\nprint(old)'),
-    repl("Done.", 'FINAL("the old answer")'),
+    repl("Done.", 'FINAL("from the first run")'),
 ]
 NEW_RUN = [
     Reply(text=repl("First, again.", 'new = "from the second run"\nprint(new)'), delay=1.5),
-    repl("Done again.", 'FINAL("the new answer")'),
+    repl("Done again.", 'FINAL("from the second run")'),
 ]
 
 
@@ -163,12 +163,12 @@ def test_run_all_keeps_the_cells_of_a_finished_run_out_of_the_new_one(
         timeout=60,
     )
     new_answer = next(c for c in view if answered(c) and c["rlm"]["run_id"] != old_run)
-    assert "the new answer" in new_answer["markdown"]
+    assert "from the second run" in new_answer["markdown"]
     assert len(roots(lm_server)) == 4  # the old FINAL did not end the new run
     # The old step cells ran as ordinary cells: they kept their metadata and joined no run.
-    assert [c["rlm"]["run_id"] for c in view if c["source"].startswith(("old =", 'FINAL("the old'))] == [
-        old_run
-    ] * 2
+    assert [
+        c["rlm"]["run_id"] for c in view if c["source"].startswith(("old =", 'FINAL("from the first'))
+    ] == [old_run] * 2
     assert "from the first run" in next(c for c in view if c["source"].startswith("old ="))["output"]
     assert "The human ran a cell of their own" not in roots(lm_server)[3].last_user
     show_runs(page)
@@ -221,7 +221,7 @@ def test_notebook_mode_outlives_a_second_view_closed_before_a_run(
     page: Any, lab: Any, lm_server: ScriptedServer
 ) -> None:
     lm_server.responder = Script(
-        root=[Reply(text=repl("A first look.", STEP), delay=0.5), repl("Done.", "FINAL(42)")]
+        root=[Reply(text=repl("A first look.", STEP), delay=0.5), repl("Done.", "print(42)\nFINAL(42)")]
     )
     name = write_notebook(lab, "two-views.ipynb", "doc = 'abc'", "%%rlm -c doc\nq")
     open_notebook(page, lab, name)
@@ -242,7 +242,7 @@ def test_notebook_mode_outlives_a_second_view_closed_before_a_run(
 def test_a_second_view_during_a_run_neither_duplicates_nor_strands_its_steps(
     page: Any, lab: Any, lm_server: ScriptedServer
 ) -> None:
-    lm_server.responder = Script(root=[repl("A first look.", STEP), repl("Done.", "FINAL(42)")])
+    lm_server.responder = Script(root=[repl("A first look.", STEP), repl("Done.", "print(42)\nFINAL(42)")])
     name = write_notebook(lab, "two-views-run.ipynb", "doc = 'abc'", "%%rlm -c doc --mode step\nq")
     open_notebook(page, lab, name)
     run_cell(page, 0)

@@ -62,10 +62,10 @@ def test_printing_a_lone_surrogate_reaches_the_root_and_the_file(
     server: ScriptedServer, tmp_path: Path
 ) -> None:
     server.responder = Script(
-        root=["```repl\nprint('\\udcff')\nprint(llm_query('ask \\udcff'))\n```", "FINAL(ok)"], sub="fine"
+        root=["```repl\nprint('\\udcff')\nprint(llm_query('ask \\udcff'))\n```", "FINAL(fine)"], sub="fine"
     )
     result = make_rlm(server, log_dir=tmp_path).completion("ctx \udcff", "q \udcff")
-    assert result.ok and result.response == "ok"
+    assert result.ok and result.response == "fine"  # what the code printed
     assert step_outputs(result) == ["\udcff\nfine\n"]
     assert [e.kind for e in load(result.log_path)] == [e.kind for e in result.trajectory]
     assert load(result.log_path)[-1].kind == "run_ended"

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from frontend import FrontEnd
 from kernel_session import KernelSession, scripted_env
-from scripted_server import Reply, Script, ScriptedServer
+from scripted_server import Reply, Script, ScriptedServer, sequence
 
 from rlm_kernel.messages import PROTOCOL_VERSION, CellOfRun, Pause, RegenerateMsg, Resume, SetMode, Stop
 
@@ -363,3 +363,31 @@ def test_regenerate_asks_the_root_again_for_the_waiting_step(
         "print([(e.step, e.reply) for e in _rlm.trajectory if e.kind == 'proposal_rejected'])"
     )
     assert kernel.text(check).strip() == repr([(1, repl("import shutil"))])
+
+
+def test_verify_sends_the_answer_back_for_more_steps_in_notebook_mode(
+    kernel: KernelSession, server: ScriptedServer
+) -> None:
+    setting = "answer['content'] = '21'\nanswer['ready'] = True"
+    server.responder = Script(
+        root=[
+            repl("n = len(context)\nprint(n)"),
+            repl(setting),
+            repl("print(n, 'characters')"),
+            repl(setting),
+        ],
+        sub=sequence("UNSUPPORTED: print it with its unit first", "SUPPORTED"),
+    )
+    front = FrontEnd(kernel)
+    front.run_cell("%%rlm -c doc --verify\nHow many characters are there?")
+    finished = front.drive()
+    assert finished["answer"] == "21" and finished["error"] is None
+    # step 3 sets no answer: the one sent back was reopened in the notebook's namespace
+    assert [p["step"] for p in front.received("propose_step")] == [1, 2, 3, 4]
+    requests = root_requests(server)
+    assert len(requests) == 4
+    assert "a sub-model judged it unsupported (print it with its unit first)" in requests[2].last_user
+    check = front.run_cell(
+        "print([e.kind for e in _rlm.trajectory if e.kind in ('answer_doubted', 'warning')], _rlm.usage.sub.calls)"
+    )
+    assert kernel.text(check).strip() == "['answer_doubted'] 2"

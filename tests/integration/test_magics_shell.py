@@ -131,7 +131,7 @@ def test_environment_is_read_at_each_run(
 def test_terminal_ipython_gets_plain_text_progress(
     shell: InteractiveShell, scripted_server: ScriptedServer, capsys
 ) -> None:
-    scripted_server.responder = Script(root=[repl("print('looking')"), repl("FINAL('done')")])
+    scripted_server.responder = Script(root=[repl("print('looking: done')"), repl("FINAL('done')")])
     shell.user_ns["doc"] = "abc"
     assert run(shell, "%rlm doc q").success
     out = capsys.readouterr().out
@@ -232,7 +232,7 @@ def test_tools_sub_tools_and_tips_from_the_magics(
         return Reply(text=f"fetched {request.tool_results[0]}")
 
     scripted_server.responder = Script(
-        root=[repl("print(lookup('a'))\nprint(llm_query('get b'))"), repl("FINAL('done')")], sub=sub
+        root=[repl("print(lookup('a'))\nprint(llm_query('get b'))"), repl("FINAL('1 and 2')")], sub=sub
     )
     shell.run_cell(
         "table = {'a': 1, 'b': 2}\n"
@@ -243,7 +243,7 @@ def test_tools_sub_tools_and_tips_from_the_magics(
     result = run(shell, '%%rlm -c doc --tools lookup --sub-tools fetch --tips "Be brief."\nWhat are a and b?')
     assert result.error_in_exec is None
     rlm = shell.user_ns["_rlm"]
-    assert rlm.response == "done", rlm.error
+    assert rlm.response == "1 and 2", rlm.error
     system = scripted_server.requests[0].system
     assert "- `lookup(key: str) -> int`: The value of a key." in system and system.endswith("Be brief.")
     assert [(e.tool, e.call_id is None) for e in rlm.trajectory if isinstance(e, ToolCalled)] == [
@@ -253,7 +253,7 @@ def test_tools_sub_tools_and_tips_from_the_magics(
     assert "1\nfetched 2" in scripted_server.requests[-1].last_user
 
     # The same from %config, for every run of the notebook.
-    scripted_server.responder = Script(root=[repl("print(lookup('b'))"), repl("FINAL('ok')")])
+    scripted_server.responder = Script(root=[repl("print(lookup('b'))"), repl("FINAL('2')")])
     shell.run_line_magic("config", "RLMMagics.tools = {'lookup': lookup}")
     assert run(shell, "%rlm doc b?").error_in_exec is None
     assert [e.tool for e in shell.user_ns["_rlm"].trajectory if isinstance(e, ToolCalled)] == ["lookup"]

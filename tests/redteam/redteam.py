@@ -30,12 +30,16 @@ NOBODY = 65534
 
 def by_turn(*turns: str, sub: str = "ok") -> Any:
     """A responder for runs at any depth: a root request gets the reply for its turn (how many replies
-    the conversation already holds), so every child run plays the same script from the start."""
+    the conversation already holds), so every child run plays the same script from the start. Past
+    the script, a last reply that is an answer is given again: a run sends back, once, an answer
+    that nothing its code printed supports."""
 
     def respond(request: Request) -> Reply:
         if not request.is_root:
             return Reply(text=sub)
         turn = sum(m["role"] == "assistant" for m in request.messages)
+        if turn >= len(turns) and turns and turns[-1].startswith("FINAL("):
+            turn = len(turns) - 1
         if turn >= len(turns):
             return Reply(status=500, error_message="script exhausted")
         return Reply(text=turns[turn])

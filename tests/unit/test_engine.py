@@ -5,7 +5,18 @@ from itertools import pairwise
 import pytest
 
 from rlm_kernel.config import RLMConfig
-from rlm_kernel.engine import TRANSITIONS, AskRoot, Execute, Finish, ResolveFinal, RLMRun, _Pending
+from rlm_kernel.engine import (
+    STATES,
+    TRANSITIONS,
+    AskRoot,
+    Execute,
+    Finish,
+    ResolveFinal,
+    RLMRun,
+    Verify,
+    _Answer,
+    _Pending,
+)
 from rlm_kernel.errors import BudgetExceeded, ProviderError, RunCancelled
 from rlm_kernel.events import AnswerSet, RunEnded
 from rlm_kernel.executors.base import ExecResult
@@ -24,12 +35,12 @@ class Clock:
         return self.now
 
 
-def make_run(**settings):
+def make_run(question="Q?", **settings):
     events = []
     config = RLMConfig(backend="replay", **settings)
     run = RLMRun(
         config,
-        question="Q?",
+        question=question,
         context_meta=context_metadata("abc" * 100),
         model="m",
         sub_model="m",
@@ -229,6 +240,7 @@ ARGS = {
     "human_edit": (1, "a", "b"),
     "human_answer": ("x",),
     "abort": ("e",),
+    "receive_verdict": ("SUPPORTED",),
 }
 
 
@@ -238,12 +250,15 @@ def _call(run: RLMRun, call: str) -> None:
         run.regenerate()
     elif call == "receive_execution":
         run.receive_execution(ExecResult(), answer_ready=True, answer="x")
+    elif call == "receive_verdict":  # the answer the sub-model was asked about
+        run._judging = _Answer("x", "answer", [], retry=True)
+        run.receive_verdict(*ARGS[call])
     else:
         getattr(run, call)(*ARGS[call])
 
 
 @pytest.mark.parametrize("call", sorted(TRANSITIONS))
-@pytest.mark.parametrize("state", ["new", "asking", "executing", "resolving", "done", "error"])
+@pytest.mark.parametrize("state", STATES)
 def test_every_call_is_checked_against_the_transition_table(call, state):
     """Each call in each state: taken where TRANSITIONS says, a RuntimeError elsewhere."""
     run, _ = make_run()
@@ -336,6 +351,13 @@ def test_each_root_turn_carries_its_reply_limit_and_the_profiles_stops():
     assert run.messages[-1]["content"] == '```repl\nsearch("What is in it?")'
     later = run.receive_execution(ok("[1] context: it is here\n"), answer_ready=False)
     assert (later.stop, later.prefill, later.closing) == (("\n```\n",), None, None)
+    # a question in two hops: the model writes its own plan, then says what the first search found
+    run, _ = make_run("Parcel 12 went to a courier. Which depot does the courier who took it use?",
+                      prompt_profile="small")  # fmt: skip
+    assert run.start().prefill == "```repl\n# Two steps: find "
+    run.receive_reply(reply('```repl\n# Two steps: find parcel 12\nsearch("parcel 12")\n```'))
+    second = run.receive_execution(ok("[1] context: parcel 12 left with Ada Moss\n"), answer_ready=False)
+    assert (second.prefill, second.closing) == ("```repl\n# Found in [1]: ", None)
     run, _ = make_run()
     assert (run.start().max_tokens, run.start.__self__.config.stop) == (16384, ())
     run, _ = make_run(max_reply_tokens=300, max_iterations=1)
@@ -411,3 +433,203 @@ def test_cut_output_says_how_much_and_where_the_question_words_were():
     assert "'boathouse' at character 2,005" in text and "'code' at character 2,015" in text
     assert "Print slices or summaries instead of everything." in text
     assert "4821" not in text  # the root learns where to look, not the answer
+
+
+# -- the answer's check: sent back once, then kept with a warning ------------------------------------
+COUNT = "How many passages mention the gopher protocol?"
+REPORT = (
+    "search('gopher protocol'): 7 passages match; the best 3:\n"
+    "[1] context, character 19,104: the gopher protocol uses port 70\n"
+    "[2] context, character 20,500: gopher was made in 1991\n"
+    "[3] context, character 31,000: a gopher server lists 12 items\n"
+)
+SET = "```repl\nanswer['content'] = '7'\nanswer['ready'] = True\n```"
+
+
+def searched(**settings):
+    """A run on COUNT whose first step printed a search report, asking its second turn."""
+    run, events = make_run(COUNT, **settings)
+    run.start()
+    run.receive_reply(reply("```repl\nsearch('gopher protocol')\n```"))
+    action = run.receive_execution(ok(REPORT), answer_ready=False)
+    assert isinstance(action, AskRoot) and not action.reopen
+    return run, events
+
+
+def warnings_of(events):
+    return [e for e in events if e.kind == "warning"]
+
+
+def test_an_unsupported_answer_gets_one_more_turn_then_a_warning():
+    run, events = searched()
+    run.receive_reply(reply(SET))
+    action = run.receive_execution(ok("answer set\n"), answer_ready=True, answer="7")
+    assert isinstance(action, AskRoot) and action.reopen and not action.final_turn
+    text = action.messages[-1]["content"]
+    assert "Output of step 2:\nanswer set" in text  # the step's own output is shown
+    assert 'Your answer "7" is not supported by what your code printed: ' in text
+    assert "a number read from search matches, not computed" in text
+    (doubted,) = [e for e in events if e.kind == "answer_doubted"]
+    assert (doubted.content, doubted.source, doubted.by) == ("7", "answer", "check")
+    assert events[-1].kind == "root_request" and "not supported" in events[-1].content  # the trajectory
+    assert not [e for e in events if e.kind in ("answer_set", "warning", "run_ended")]
+    run.receive_reply(reply(SET))
+    finish = run.receive_execution(ok(), answer_ready=True, answer="7")
+    assert finish == Finish("7")  # kept: the run has the answer, and a warning says what to doubt
+    (warning,) = warnings_of(events)
+    assert (
+        warning.code == "unsupported"
+        and "search matches" in warning.text
+        and "sent back once" in warning.text
+    )
+    assert [e.kind for e in events][-3:] == ["answer_set", "warning", "run_ended"]
+
+
+def test_a_supported_second_answer_ends_the_run_without_a_warning():
+    run, events = searched()
+    run.receive_reply(reply(SET))
+    action = run.receive_execution(ok(), answer_ready=True, answer="7")
+    assert isinstance(action, AskRoot) and action.reopen
+    run.receive_reply(reply("```repl\nn = count_matches()\nprint(n)\n```"))
+    finish = run.receive_execution(ok("12\n"), answer_ready=True, answer="12")
+    assert finish == Finish("12")
+    assert warnings_of(events) == [] and events[-1].kind == "run_ended" and events[-1].stop == "answer"
+
+
+def test_later_blocks_of_the_reply_are_not_run_after_the_answer_is_sent_back():
+    run, _ = searched()
+    run.receive_reply(reply(SET + "\n```repl\nprint('more')\n```"))
+    action = run.receive_execution(ok(), answer_ready=True, answer="7")
+    assert "1 later code block(s) of your reply were not run." in action.messages[-1]["content"]
+
+
+def test_no_turn_left_means_no_second_chance_only_the_warning():
+    run, events = searched(max_iterations=2)
+    run.receive_reply(reply(SET))
+    finish = run.receive_execution(ok(), answer_ready=True, answer="7")
+    assert finish == Finish("7")
+    assert [w.code for w in warnings_of(events)] == ["unsupported"]
+    assert not [e for e in events if e.kind == "answer_doubted"]
+
+
+def test_a_final_directive_is_checked_like_the_answer_dict():
+    run, events = searched()
+    action = run.receive_reply(reply("The count is in the report.\nFINAL(7)"))
+    assert isinstance(action, ResolveFinal)
+    action = run.receive_final("7", None)
+    assert isinstance(action, AskRoot) and action.reopen
+    (doubted,) = [e for e in events if e.kind == "answer_doubted"]
+    assert doubted.source == "FINAL"
+    run.receive_reply(reply("```repl\nprint(len(hits))\n```\nFINAL_VAR(n)"))
+    assert isinstance(
+        run.receive_execution(ok("7 hits, of which 3 are about the protocol\n"), answer_ready=False),
+        ResolveFinal,
+    )
+    assert run.receive_final("3", None) == Finish("3")
+    assert warnings_of(events) == []
+
+
+def test_the_answer_now_turn_is_checked_for_a_warning_but_not_sent_back():
+    run, events = searched(max_iterations=1)
+    # the first turn was the only one: the second was the "answer now" turn
+    assert run._final_turn
+    finish = run.receive_reply(reply("FINAL(7)"))
+    assert isinstance(finish, Finish) and finish.stop == "max_iterations" and finish.response == "7"
+    assert [w.code for w in warnings_of(events)] == ["unsupported"]
+
+
+def test_a_humans_answer_is_not_checked():
+    run, events = searched()
+    finish = run.human_answer("7")
+    assert finish == Finish("7") and warnings_of(events) == []
+
+
+def test_a_run_stopped_after_its_answer_was_sent_back_keeps_it_with_the_warning():
+    run, events = searched()
+    run.receive_reply(reply(SET))
+    run.receive_execution(ok(), answer_ready=True, answer="7")
+    finish = run.abort(RunCancelled())
+    assert finish.response == "7" and finish.stop == "user"
+    assert [w.code for w in warnings_of(events)] == ["unsupported"]
+
+
+def test_answers_the_other_warnings_doubt_already_are_not_sent_back():
+    run, events = make_run(COUNT)
+    run.start()
+    run.receive_reply(reply(SET))
+    finish = run.receive_execution(ok(), answer_ready=True, answer="7")  # nothing seen: unseen
+    assert finish == Finish("7") and [w.code for w in warnings_of(events)] == ["unseen"]
+
+
+def test_verify_asks_the_sub_model_and_an_unsupported_verdict_sends_the_answer_back():
+    run, events = searched(verify=True)
+    run.receive_reply(reply("```repl\nprint(len(matches))\n```"))
+    action = run.receive_execution(ok("7\n"), answer_ready=True, answer="7")  # the cheap check passes
+    assert isinstance(action, Verify) and run.state == "verifying"
+    assert COUNT in action.prompt and "Answer: 7" in action.prompt and "SUPPORTED" in action.prompt
+    assert "search('gopher protocol'): 7 passages match" in action.prompt  # the latest outputs
+    action = run.receive_verdict("UNSUPPORTED: 7 is the number of search matches, not of passages")
+    assert isinstance(action, AskRoot) and action.reopen
+    assert (
+        "a sub-model judged it unsupported (7 is the number of search matches"
+        in action.messages[-1]["content"]
+    )
+    (doubted,) = [e for e in events if e.kind == "answer_doubted"]
+    assert doubted.by == "verify"
+    run.receive_reply(reply("```repl\nprint(sum(1 for p in passages if 'protocol' in p))\n```"))
+    action = run.receive_execution(ok("2\n"), answer_ready=True, answer="2")
+    assert isinstance(action, Verify)
+    assert run.receive_verdict("SUPPORTED") == Finish("2")
+    assert warnings_of(events) == []
+
+
+@pytest.mark.parametrize(
+    ("verdict", "warned"),
+    [("UNSUPPORTED - it is the header's count", True), ("", False), ("I cannot tell.", False)],
+)
+def test_a_second_verdict_warns_only_when_it_is_unsupported(verdict, warned):
+    run, events = searched(verify=True)
+    run.receive_reply(reply(SET))
+    run.receive_execution(ok(), answer_ready=True, answer="7")  # the cheap check sends it back
+    run.receive_reply(reply("```repl\nprint(7)\n```"))
+    assert isinstance(run.receive_execution(ok("7\n"), answer_ready=True, answer="7"), Verify)
+    assert run.receive_verdict(verdict) == Finish("7")
+    assert [w.code for w in warnings_of(events)] == (["unsupported"] if warned else [])
+
+
+def test_a_human_may_answer_or_stop_while_the_verdict_is_awaited():
+    run, events = searched(verify=True)
+    run.receive_reply(reply("```repl\nprint(len(matches))\n```"))
+    run.receive_execution(ok("7\n"), answer_ready=True, answer="7")
+    run.hint("count only whole passages")
+    assert run.human_answer("5") == Finish("5")
+    run, events = searched(verify=True)
+    run.receive_reply(reply("```repl\nprint(len(matches))\n```"))
+    run.receive_execution(ok("7\n"), answer_ready=True, answer="7")
+    finish = run.abort(BudgetExceeded("max_tokens", 10, 5))
+    assert finish.response == "7" and finish.stop == "budget" and warnings_of(events) == []
+
+
+def test_an_answer_the_code_computed_is_not_held_to_having_been_printed():
+    run, events = searched()
+    run.receive_reply(reply("```repl\nFINAL(len([p for p in passages if 'protocol' in p]))\n```"))
+    assert run.receive_execution(ok(), answer_ready=True, answer="5") == Finish("5")
+    run, events = searched()
+    run.receive_reply(reply("```repl\nn = count()\n```\nFINAL_VAR(n)"))
+    run.receive_execution(ok(), answer_ready=False)
+    assert run.receive_final("5", None) == Finish("5")
+    assert warnings_of(events) == []
+    run, events = searched()  # written out, and nowhere printed
+    run.receive_reply(reply("```repl\nanswer['content'] = '5'\nanswer['ready'] = True\n```"))
+    action = run.receive_execution(ok(), answer_ready=True, answer="5")
+    assert (
+        isinstance(action, AskRoot) and "not in anything the code printed" in action.messages[-1]["content"]
+    )
+
+
+def test_the_code_a_human_edited_is_the_code_that_set_the_answer():
+    run, _ = searched()
+    run.receive_reply(reply("```repl\nFINAL(count())\n```"))
+    run.human_edit(2, "FINAL(count())\n", "FINAL('5')\n")
+    action = run.receive_execution(ok(), answer_ready=True, answer="5")
+    assert isinstance(action, AskRoot) and action.reopen

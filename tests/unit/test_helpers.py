@@ -9,9 +9,9 @@ import pytest
 
 from rlm_kernel.helpers import Helpers, Rows, _label_of, rows_of, search_text, terms_of
 from rlm_kernel.lm.base import RepetitionGuard
-from rlm_kernel.prompts import context_metadata
+from rlm_kernel.prompts import context_metadata, opening_messages
 from rlm_kernel.protocol import code_blocks, find_final
-from rlm_kernel.worked import _context, example_turns, shape_of
+from rlm_kernel.worked import _context, example_turns, reply_start, reply_starts, shape_of
 
 HAY = " ".join(f"Filler sentence number {i} about the harbour and its boats." for i in range(3000))
 NEEDLE = "The keypad combination for the boathouse is QX-4821."
@@ -37,15 +37,16 @@ def test_search_finds_the_passage_in_one_long_line(at: int) -> None:
 
 def test_search_names_where_each_passage_is() -> None:
     docs = [HAY[:2000], HAY[:1000] + " " + NEEDLE, HAY[:500]]
-    assert "[1] context[1], character 993: Filler The keypad combination" in search_text(
-        docs, "boathouse keypad"
-    )
+    first = search_text(docs, "boathouse keypad").splitlines()[1]
+    assert first.startswith("[1] context[1], character 900: ") and "QX-4821" in first
     records = {"r-1": {"note": HAY[:300]}, "r-2": {"note": NEEDLE, "page": 2}}
     assert (
         search_text(records, "boathouse")
         .splitlines()[1]
         .startswith('[1] context[\'r-2\']: {"note": "The keypad')
     )
+    files = {"pkg/a.py": "x = 1\ny = 2\n", "pkg/b.py": "import os\n\nLIMIT = 40\n"}
+    assert search_text(files, "LIMIT").splitlines()[1] == "[1] context['pkg/b.py'], line 3: LIMIT = 40"
 
 
 def test_search_ranks_passages_by_how_many_rare_words_they_hold() -> None:
@@ -53,6 +54,37 @@ def test_search_ranks_passages_by_how_many_rare_words_they_hold() -> None:
     out = search_text(text, "boathouse keypad combination")
     assert "QX-4821" in out.splitlines()[1]
     assert out.splitlines()[0].startswith("search('boathouse keypad combination'): 2 passages match")
+
+
+def test_search_matches_numbers_as_whole_tokens() -> None:
+    services = "\n".join(
+        ["# Network services, Internet style: tcp and udp ports", "domain-s 853/tcp", "f5-iquery 4353/tcp",
+         "gopher 70/tcp", "netnews 370/tcp", "domain 53/tcp", "http 80/tcp www"]
+    )  # fmt: skip
+    assert search_text(services, "port 53").splitlines()[1].endswith("domain 53/tcp")
+    assert "1 passage matches" in search_text(services, "53")
+    out = search_text(services, "Which TCP port does gopher use?")
+    assert out.splitlines()[1].endswith("gopher 70/tcp")  # the rare word wins over the header line
+
+
+def test_search_shows_each_hit_under_its_heading_or_header_row() -> None:
+    text = "\n".join(["4. Fees", "A fee applies to each", "late return: 30 crowns.", "5. Refunds", "None."])
+    assert search_text(text, "late return crowns").splitlines()[1] == (
+        "[1] context, line 3: (under '4. Fees') late return: 30 crowns."
+    )
+    rows = "id,city,beds\n1,Lyon,3\n2,Graz,9\n3,Turku,4\n"
+    assert search_text(rows, "Graz").splitlines()[1] == "[1] context, line 3: (under 'id,city,beds') 2,Graz,9"
+
+
+def test_search_sees_past_thousands_of_occurrences_of_a_common_word() -> None:
+    text = "\n".join([f"port {i} is closed" for i in range(5000)] + ["port 7001 serves the gopher archive"])
+    assert "7001" in search_text(text, "gopher port").splitlines()[1]
+
+
+def test_search_reads_a_dataframes_rows() -> None:
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"city": ["Lyon", "Graz", "Turku"], "beds": [3, 9, 4]})
+    assert search_text(frame, "Graz").splitlines()[1] == "[1] row 1: city=Graz, beds=9"
 
 
 def test_search_says_when_nothing_matches() -> None:
@@ -188,3 +220,30 @@ def test_metadata_never_builds_the_whole_repr() -> None:
 
     meta = context_metadata([1, 2, 3, 4, 5, Loud()])
     assert meta["preview"] == "[1, 2, 3, 4, 5, ...]" and meta["items"] == 6
+
+
+def test_a_dataframe_is_described_as_a_data_scientist_sees_it_and_gets_pandas_examples() -> None:
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"team": ["red", "blue"] * 50, "score": range(100)})
+    meta = context_metadata(frame)
+    assert meta["shape"] == "frame" and meta["dims"] == [100, 2]
+    text = opening_messages(profile="small", question="How many red scores exceed 40?", context_meta=meta)
+    last = text[-1]["content"]
+    assert "DataFrame of shape (100 x 2)" in last and "team (" in last and "score (int64)" in last
+    assert "df = context" in text[2]["content"]  # the worked example is pandas, not search()
+    assert reply_start(meta, "How many red scores exceed 40?") == ("```repl\ndf = context\n", None)
+    assert shape_of(pd.Series([1.0, 2.0])) == shape_of(frame["score"].to_numpy()) == "array"
+
+
+def test_the_worked_example_suits_the_question() -> None:
+    meta = context_metadata(["a note", "another note"] * 200)
+    two_hops = "Parcel 12 went to a courier. Which depot does the courier who took parcel 12 use?"
+    turns = example_turns(meta, two_hops)
+    assert sum("search(" in t["content"] for t in turns if t["role"] == "assistant") == 2
+    assert reply_starts(meta, two_hops) == {
+        1: ("```repl\n# Two steps: find ", None),  # the plan is the model's own
+        2: ("```repl\n# Found in [1]: ", None),  # and so is what it found
+    }
+    by_meaning = "How many of the notes are about sport? Judge each by its meaning."
+    assert "classify(items, " in example_turns(meta, by_meaning)[1]["content"]
+    assert reply_start(meta, "Where is the archive?")[0].endswith('search("')

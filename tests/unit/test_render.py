@@ -1,6 +1,7 @@
 """The run view's state and HTML, without widgets."""
 
 from rlm_kernel.events import (
+    AnswerDoubted,
     HumanEdit,
     RootReply,
     RunEnded,
@@ -300,3 +301,15 @@ def test_the_compact_view_names_each_steps_tool_calls():
     ) in html
     assert "<img" not in html and "<table" not in html
     assert "1 LM call(s) · 5 tool call(s) · " in html
+
+
+def test_an_answer_sent_back_and_the_unsupported_warning_are_shown():
+    state = RunState()
+    state.apply(RunStarted(run_id="r", question="How many?", context_meta={}, model="m", sub_model="m"))
+    state.apply(AnswerDoubted(run_id="r", content="7", source="answer", reason="not in <anything> printed"))
+    state.apply(RunWarning(run_id="r", code="unsupported", text="The answer is not supported: <why>."))
+    state.apply(RunEnded(run_id="r", response="7", error=None, iterations=3, elapsed_s=1.0))
+    for html in (render_run(state), render_run(state, compact=True)):
+        assert "↩ answer sent back to the root: &quot;7&quot;: not in &lt;anything&gt; printed" in html
+        assert "⚠ The answer is not supported: &lt;why&gt;." in html
+    assert state.answer == "7"

@@ -1,0 +1,313 @@
+"""Whether a committed answer is supported by what the run's code printed. Pure functions, no I/O.
+
+Small models often commit a value that is in their outputs without having computed it (the match
+count in a ``search()`` report's header, a number off one of its hits) or that only repeats the
+question. :func:`unsupported` says why an answer looks like that, in one line; a right answer
+normally appears as a value the code printed, so it passes. With ``verify`` on, a sub-model is
+asked as well (:func:`verify_prompt`, :func:`verdict`). The engine sends an unsupported answer
+back to the root once (:func:`send_back_note`), then keeps it with a warning.
+
+The rules, in order, each with the reason it gives (3 to 5 only for an answer the root wrote out
+itself, in its code or its reply: one its code computed and did not print is not a copy):
+
+1. The question asks for a quantity (how many, how much, number of, count, total, sum, average,
+   mean) and the answer has no number, in digits or words: "the question asks for a quantity and
+   the answer has no number".
+2. The answer's words and numbers are all the question's (an echo), and the question offers no
+   choice ("X or Y?", "between", "which of A and B?"): "it only repeats words of the question".
+3. The answer is not in the outputs. With numbers that are not the question's: not all of them
+   (of more than three, not two thirds) appear as numbers (1,234.50 is 1234.5; a printed 3.3333 is
+   an answer of 3.33; 2024-03-14 is 14 March 2024). Without: the answer is not there as a whole
+   (case and spacing aside), nor are half of its own words: "not in anything the code printed".
+4. A count (how many, number of, count) whose answer's numbers appear only in ``search()`` reports (the header
+   line ``search(...): N passages match`` and the ``[k] `` hit lines under it): "a number read
+   from search matches, not computed".
+5. A question in two hops (``worked.two_hops``: "the depot of the courier who took parcel 82709")
+   whose answer is printed only on lines that hold the question's own number: it is the thing the
+   item points to, the first hop, "not the value asked for". (Checked before rule 3's passes.)
+
+Yes/no answers and answers saying that nothing was found are not held to rule 3.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from decimal import Decimal
+
+__all__ = [
+    "unsupported",
+    "written_in",
+    "verify_prompt",
+    "verdict",
+    "send_back_note",
+    "VERIFY_CHARS",
+    "VERIFY_TOKENS",
+]
+
+VERIFY_CHARS = 4000  # of the latest outputs, in the verifier's prompt
+VERIFY_TOKENS = 256  # the verifier's reply: one line
+
+_STOP = frozenset(
+    """a an the of to in on for at by with from and or is are was were be been being it its this
+    that these those there their they them as into about than then what which who whom whose when
+    where why how do does did has have had not no yes can could should would will may might one
+    answer answers result results value values total number numbers count sum average mean amount
+    approximately about around roughly exactly only just so per each all any some many much
+    i we you he she his her our your my me us""".split()
+)
+_NUMBER_WORDS = frozenset(
+    """zero none no one two three four five six seven eight nine ten eleven twelve thirteen fourteen
+    fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty
+    ninety hundred thousand million billion dozen once twice half""".split()
+)
+_SPELLED = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+        "fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+} | {"none": 0, "once": 1, "twice": 2, "dozen": 12, "thirty": 30, "forty": 40, "fifty": 50}
+_MONTHS = "january february march april may june july august september october november december".split()
+_NUMBER = re.compile(r"(?<![\w.])(-?)(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?!\d)")
+_WORD = re.compile(r"[^\W\d_]{2,}")
+_QUANTITY = re.compile(
+    r"\bhow (?:many|much)\b|(?:^|[^\w\s]\s*|\b(?:the|a|total|what)\s+)number of\b|\bcount\b"
+    r"|\btotal\b|\bsum\b(?! up)|\baverage\b|\b(?:the|a|its|their)\s+mean\b|\bmean (?:of|value)\b",
+    re.IGNORECASE,
+)
+_NOT_QUANTITY = re.compile(r"\b(?:which|who|whom|whose|where|when|name)\b", re.IGNORECASE)
+_DIRECT_QUANTITY = re.compile(r"\bhow (?:many|much)\b", re.IGNORECASE)
+# A count, which code computes: not an amount ("how much did she receive?"), which a hit may state.
+_COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b", re.IGNORECASE)
+# Options offered in the question itself: "X or Y?" in one sentence, "between", "which of A and B?".
+_CHOICE = re.compile(
+    r"\b(?:or|between|either|whether)\b[^.?!]*\?|\bwhich of\b[^.?!]*\band\b[^.?!]*\?", re.IGNORECASE
+)
+_YES_NO = re.compile(r"(?:yes|no|true|false)\b", re.IGNORECASE)
+_NOTHING = re.compile(
+    r"\b(?:not (?:found|mentioned|given|stated|available|in the (?:context|text|data))|no (?:match|such)"
+    r"|unknown|cannot be determined|can't be determined|n/a)\b",
+    re.IGNORECASE,
+)
+_HEADER = re.compile(r"search\(.*\): (?:[\d,]+ passages match|1 passage matches)")
+_HIT = re.compile(r"\[\d+\] ")
+
+
+def unsupported(
+    question: str | None, answer: str, outputs: Sequence[str], *, written: bool = True
+) -> str | None:
+    """Why ``answer`` is not supported by ``outputs`` (what the run's steps printed), or None.
+    ``written``: the root wrote the answer out (see :func:`written_in`), rather than code computing it."""
+    text = answer.strip().strip("\"'`\u2018\u2019\u201c\u201d").strip()
+    if not text:
+        return None  # the engine reports an empty answer itself
+    question = question or ""
+    quantity = _asks_quantity(question)
+    asked_numbers = {v for v, _ in _numbers(question)}
+    asked_words = {_stem(w) for w in _WORD.findall(question.lower())}
+    given = _numbers(text)
+    words = list(dict.fromkeys(_WORD.findall(text.lower())))
+    numbers = [(v, d) for v, d in given if v not in asked_numbers]
+    spelled = [w for w in words if w in _NUMBER_WORDS and _stem(w) not in asked_words]
+    if quantity and not numbers:
+        if not spelled:
+            if given:
+                return "the question asks for a quantity and the answer's only number is the question's"
+            return "the question asks for a quantity and the answer has no number"
+        numbers = [(Decimal(_SPELLED[w]), 0) for w in spelled if w in _SPELLED]
+    content = [w for w in words if w not in _STOP]
+    own = [w for w in content if _stem(w) not in asked_words]
+    if question and (content or given) and not (numbers or own or spelled) and not _CHOICE.search(question):
+        return "it only repeats words of the question"
+    if _YES_NO.match(text) or _NOTHING.search(text):
+        return None
+    if not written or not (numbers or own):
+        return None  # computed by the code, or nothing of its own to look for
+    printed = "\n".join(outputs)
+    low = printed.lower()
+    if _first_hop(question, text, printed):
+        return "it is what the question's item points to (the first of two hops), not the value asked for"
+    if not (quantity and numbers) and _bounded(" ".join(text.lower().split()).rstrip("."), low):
+        return None  # as a whole (not for a count: its number may be a search report's)
+    if numbers:
+        numbers = numbers[:12]
+        missing = 0 if len(numbers) <= 3 else len(numbers) - math.ceil(len(numbers) * 2 / 3)
+        seen = []
+        for value, places in numbers:
+            seen.append(_where(value, places, printed, months=not quantity))
+            if seen.count(None) > missing:
+                return "not in anything the code printed"
+        if quantity and _COUNT.search(question) and "computed" not in seen:
+            return "a number read from search matches, not computed"
+        return None
+    own = own[:24]
+    if sum(_bounded(w, low) for w in own) < math.ceil(len(own) / 2):
+        return "not in anything the code printed"
+    return None
+
+
+def _first_hop(question: str, answer: str, printed: str) -> bool:
+    """A question in two hops ("the depot of the courier who took parcel 82709") answered with
+    the thing its item points to: every printed line that holds the answer also holds the
+    question's own number, so the answer came from the first passage, not from a second."""
+    from .worked import two_hops
+
+    anchors = [m.group(2) for m in _NUMBER.finditer(question)]
+    if not anchors or not two_hops(question):
+        return False
+    answer = " ".join(answer.lower().split())
+    lines = [line for line in printed.lower().splitlines() if _bounded(answer, " ".join(line.split()))]
+    return bool(lines) and all(any(a in line for a in anchors) for line in lines)
+
+
+def written_in(answer: str, source: str) -> bool:
+    """Whether ``answer`` is written out in ``source`` (the code that set it, a FINAL's argument),
+    as a literal, rather than computed there."""
+    return _bounded(" ".join(answer.lower().split()), source.lower())
+
+
+def _asks_quantity(question: str) -> bool:
+    """How many / how much; or a quantity word (count, total, ...) before any which/who/where."""
+    if _DIRECT_QUANTITY.search(question):
+        return True
+    wanted = _QUANTITY.search(question)
+    other = _NOT_QUANTITY.search(question)
+    return wanted is not None and (other is None or wanted.start() < other.start())
+
+
+def _stem(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+
+
+def _numbers(text: str) -> list[tuple[Decimal, int]]:
+    """The numbers in ``text``: value, and how many decimal places it was written with."""
+    out = []
+    for m in _NUMBER.finditer(text):
+        sign, whole, frac = m.group(1), m.group(2).replace(",", ""), m.group(3) or ""
+        out.append((Decimal(sign + whole + frac), len(frac) - 1 if frac else 0))
+    return out
+
+
+def _matches(answer: Decimal, places: int, printed: Decimal) -> bool:
+    """The printed value is the answer, or rounds to it at the answer's precision."""
+    if printed == answer:
+        return True
+    exponent = printed.as_tuple().exponent
+    finer = isinstance(exponent, int) and -exponent > places
+    return finer and abs(printed - answer) <= Decimal(5) * Decimal(10) ** (-places - 1)
+
+
+def _where(value: Decimal, places: int, printed: str, *, months: bool) -> str | None:
+    """Where ``value`` is in the outputs: "computed" on a line of the code's own, "search" only
+    in search() reports, None nowhere. With ``months``, 3 is also a printed "March"."""
+    slack = Decimal(5) * Decimal(10) ** (-places - 1) if places < 6 else Decimal(0)
+    wholes = {int(abs(value - slack)), int(abs(value)), int(abs(value + slack))}
+    where = None
+    for whole in sorted(wholes):
+        forms = {str(whole), f"{whole:,}"}
+        if not any(f in printed for f in forms):
+            continue
+        body = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+        # The digits first, so the search skips ahead to them; what comes before is read by hand.
+        for m in re.finditer(rf"(?:{body})(?:\.\d+)?(?!\d)", printed):
+            start = m.start()
+            while start > 0 and printed[start - 1] == "0":
+                start -= 1
+            if start > 0 and _glued(printed[start - 1]):
+                continue
+            sign = start > 0 and printed[start - 1] == "-" and not (start > 1 and _glued(printed[start - 2]))
+            if not _matches(value, places, Decimal(("-" if sign else "") + m.group(0).replace(",", ""))):
+                continue
+            if not _in_search_report(printed, start):
+                return "computed"
+            where = "search"
+    if months and where is None and value == int(value) and 1 <= value <= 12:
+        if re.search(rf"\b{_MONTHS[int(value) - 1]}\b", printed, re.IGNORECASE):
+            return "computed"
+    return where
+
+
+def _glued(char: str) -> bool:
+    """Whether a number right after ``char`` is part of a word or of another number."""
+    return char.isalnum() or char in "._"
+
+
+def _in_search_report(text: str, at: int) -> bool:
+    """Whether position ``at`` is on a line of a search() report: its header, or a hit under it."""
+    start = text.rfind("\n", 0, at) + 1
+    if _HEADER.match(text, start, start + 1000):
+        return True
+    for _ in range(100):  # up the hits to the header
+        if not _HIT.match(text, start, start + 8) or start == 0:
+            return False
+        start = text.rfind("\n", 0, start - 1) + 1
+        if _HEADER.match(text, start, start + 1000):
+            return True
+    return False
+
+
+def _bounded(needle: str, low: str) -> bool:
+    """Whether ``needle`` is in ``low`` not as part of a longer word or number."""
+    if not needle or needle not in low:
+        return False
+    for m in re.finditer(re.escape(needle), low):
+        before, after = low[m.start() - 1 : m.start()], low[m.end() : m.end() + 2]
+        if after[:1] == "." and not after[1:].isdigit():
+            after = ""  # a full stop
+        if not ((before and _glued(before)) or (after and _glued(after[0]))):
+            return True
+    return False
+
+
+# -- the sub-model's verdict (verify=True) -------------------------------------------------------
+def verify_prompt(
+    question: str | None, answer: str, outputs: Sequence[str], limit: int = VERIFY_CHARS
+) -> str:
+    """One short request: is ``answer`` supported by the latest ``outputs``?"""
+    shown: list[str] = []
+    left = limit
+    for output in reversed([o for o in outputs if o.strip()]):
+        if left <= 0:
+            break
+        piece = output.strip()
+        if len(piece) > left:
+            piece = "…" + piece[len(piece) - left :]
+        shown.append(piece)
+        left -= len(piece)
+    printed = "\n---\n".join(reversed(shown)) or "(nothing)"
+    return (
+        "A program worked on a question with code, printed the outputs below, then gave an answer. "
+        "Judge only whether the outputs support the answer: the answer's value is printed there, or "
+        "follows directly from what is printed (a count that was computed, not the number of search "
+        "matches; not a value copied from the question).\n\n"
+        f"Question: {question or '(none: the task is in the data)'}\n"
+        f"Answer: {answer[:1000]}\n\n"
+        f"The program's latest outputs:\n<outputs>\n{printed}\n</outputs>\n\n"
+        "Reply with one line: SUPPORTED, or UNSUPPORTED: and a short reason."
+    )
+
+
+_VERDICT = re.compile(r"\b(UNSUPPORTED|NOT SUPPORTED|SUPPORTED)\b[\s:.*\-\u2013\u2014]*(.*)", re.IGNORECASE)
+
+
+def verdict(reply: str) -> str | None:
+    """The reason a verifier's ``reply`` gives when it finds the answer unsupported; None when it
+    finds it supported, or gives no verdict (a failed call, another reply)."""
+    m = _VERDICT.search(reply)
+    if m is None or m.group(1).upper() == "SUPPORTED":
+        return None
+    reason = m.group(2).strip().splitlines()[0].strip() if m.group(2).strip() else ""
+    return reason[:300] or "no reason given"
+
+
+def send_back_note(answer: str, reason: str) -> str:
+    """What the root is told when its answer is sent back."""
+    shown = answer.strip()
+    if len(shown) > 200:
+        shown = shown[:200] + "…"
+    return (
+        f'Your answer "{shown}" is not supported by what your code printed: {reason}. '
+        "Check it with code, then set the answer again (the same one if you are sure)."
+    )

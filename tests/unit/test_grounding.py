@@ -1,0 +1,196 @@
+"""The answer's cheap check, rule by rule: right answers pass, the wrong ones small models give are
+flagged; and the sub-model's verdict, asked and read."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from rlm_kernel.grounding import send_back_note, unsupported, verdict, verify_prompt, written_in
+
+COUNT = "How many passages mention the gopher protocol?"
+WHO = "Who wrote that the gopher protocol uses port 70?"
+REPORT = (
+    "search('gopher protocol'): 7 passages match; the best 3:\n"
+    "[1] context, character 19,104: Alice Wong wrote that the gopher protocol uses port 70\n"
+    "[2] context[3]: Gopher was made in 1991 at 12 sites\n"
+    "[3] context, character 2,000: a gopher server lists 25 items"
+)
+NOT_PRINTED = "not in anything the code printed"
+FROM_SEARCH = "a number read from search matches, not computed"
+NO_NUMBER = "the question asks for a quantity and the answer has no number"
+ECHO = "it only repeats words of the question"
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "outputs"),
+    [
+        (COUNT, "12", [REPORT, "12\n"]),  # a count printed alone on a line
+        (COUNT, "4", [REPORT, "[4, 9]\n"]),  # in a printed repr
+        (COUNT, "Twelve passages.", [REPORT, "matches: 12"]),  # in words
+        ("What is the total revenue?", "1,234.50", ["total: 1234.5\n"]),  # print(f"total: {x}")
+        ("What is the total revenue?", "$1234.5", ["{'total': 1,234.50}"]),
+        ("What is the sum of the amounts?", "-3", ["sum = -3"]),
+        ("What is the average price?", "3.33", ["avg = 3.3333333333"]),  # rounded for the answer
+        ("What is the average price?", "4", ["avg = 3.6"]),
+        ("How much did the ferry cost?", "It cost 42 crowns.", ["price 42"]),
+        (WHO, "Alice Wong", [REPORT]),  # a name found in a search hit
+        (WHO, "alice  WONG.", [REPORT]),  # case, spacing and a full stop aside
+        ("When was Gopher made?", "1991", [REPORT]),  # a year off a hit: not a count
+        ("When is the team dinner?", "2024-03-14", ["dinner: 2024-03-14 at Luigi's"]),  # a date
+        ("When is the team dinner?", "14 March 2024", ["dinner: 2024-03-14"]),
+        ("When is the team dinner?", "2024-03-14", ["The dinner is on March 14, 2024."]),
+        ("Where is the team dinner?", "Luigi’s", ["dinner: 2024-03-14 at Luigi's Trattoria"]),
+        ("Which customer has the largest total?", "ACME Corp", ["ACME Corp  1234\nBeta Ltd  99"]),
+        ("What is the phone number of Alice?", "555-1234", [REPORT + " 555-1234"]),
+        ("Is the gopher protocol older than the web?", "Yes", ["1991 < 1993"]),  # a judgment
+        ("Which is older, Alice or Bob?", "Bob", ["ages: 31, 44"]),  # a choice the question offers
+        ("Which of Alice and Bob is older?", "Alice", ["ages: 31, 44"]),
+        ("How many orders were returned?", "No orders were returned.", ["returned: 0"]),
+        ("What is the capital of Norrland?", "Not found in the context.", ["No match for 'norrland'."]),
+        ("What does 'gopher' mean?", "a small burrowing rodent", ["gopher: a small burrowing rodent"]),
+        (None, "42", ["6 * 7 = 42"]),  # a run without a question
+        (COUNT, "", [REPORT]),  # empty: the engine says so itself
+    ],
+)
+def test_right_answers_pass(question, answer, outputs):
+    assert unsupported(question, answer, outputs) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "outputs", "reason"),
+    [
+        (COUNT, "7", [REPORT], FROM_SEARCH),  # the match count in the report's header
+        (COUNT, "25", [REPORT], FROM_SEARCH),  # a number off one hit
+        (COUNT, "7 passages", [REPORT, "done"], FROM_SEARCH),
+        (COUNT, "9", [REPORT, "12"], NOT_PRINTED),
+        (COUNT, "The gopher protocol", [REPORT], NO_NUMBER),
+        (
+            "How many orders in 2023?",
+            "2023",
+            ["orders: 5"],
+            "the question asks for a quantity and the answer's only number is the question's",
+        ),
+        (WHO, "Bob Smith", [REPORT], NOT_PRINTED),
+        (WHO, "the gopher protocol", [REPORT], ECHO),  # a name from the question
+        ("Who founded Acme Corp?", "Acme Corp.", ["Acme Corp was founded by Jane Roe"], ECHO),
+        (
+            "The line below is from the docstring of a function or class. Which one? Give its name.",
+            "Function",
+            ['def dircmp(a, b):\n    "A function or class comparing directories."'],
+            ECHO,
+        ),
+        ("What is the average price?", "3.34", ["avg = 3.3333333333"], NOT_PRINTED),
+        ("When is the team dinner?", "2024-04-14", ["dinner: 2024-03-14"], NOT_PRINTED),
+        (None, "42", ["6 * 7 = 41"], NOT_PRINTED),
+    ],
+)
+def test_wrong_answers_are_flagged(question, answer, outputs, reason):
+    assert unsupported(question, answer, outputs) == reason
+
+
+def test_a_report_line_counts_as_search_only_under_its_header():
+    own = "[7] my own list, item seven\n"  # the code's own numbered lines: computed, not a report
+    assert unsupported(COUNT, "7", [own]) is None
+    assert (
+        unsupported(COUNT, "7", [REPORT.replace("7 passages", "1 passage matches;").replace("[1]", "[7]")])
+        == FROM_SEARCH
+    )
+
+
+def test_quantity_words_after_which_or_who_ask_for_a_name():
+    assert unsupported("Which customer has the highest total?", "Beta Ltd", ["Beta Ltd 99"]) is None
+    assert unsupported("Count the customers who ordered twice", "Beta Ltd", ["Beta Ltd 99"]) == NO_NUMBER
+
+
+def test_eight_megabytes_of_outputs_are_checked_in_well_under_a_second_or_two():
+    line = "row 12345: gamma ferry pier 417.250 and some other words\n"
+    outputs = [line * 1400] * 100  # 8 MB
+    outputs.append(REPORT)
+    started = time.perf_counter()
+    assert unsupported(COUNT, "7", outputs) == FROM_SEARCH
+    assert unsupported(WHO, "Zed Quux", outputs) == NOT_PRINTED
+    assert unsupported("What is the total?", "1 and 2 and 3 and 4 and 5 and 6", outputs) == NOT_PRINTED
+    assert time.perf_counter() - started < 5
+
+
+def test_the_verifier_sees_the_question_the_answer_and_the_latest_outputs_trimmed():
+    outputs = ["first " * 1000, "middle output", "last output"]
+    prompt = verify_prompt(COUNT, "7", outputs, limit=200)
+    assert f"Question: {COUNT}" in prompt and "Answer: 7" in prompt
+    assert "last output" in prompt and "middle output" in prompt
+    assert prompt.count("first") < 40  # cut to the limit, from the end
+    assert "SUPPORTED, or UNSUPPORTED" in prompt
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        ("SUPPORTED", None),
+        ("Supported: the count was printed.", None),
+        ("UNSUPPORTED: 7 is the number of search matches", "7 is the number of search matches"),
+        ("**UNSUPPORTED** - copied from the question\nmore", "copied from the question"),
+        ("Not supported.", "no reason given"),
+        ("", None),  # a failed call
+        ("I am not sure.", None),
+    ],
+)
+def test_the_verdict_is_read_from_the_first_keyword(reply, reason):
+    assert verdict(reply) == reason
+
+
+def test_the_note_quotes_the_answer_and_says_what_to_do():
+    note = send_back_note("7", FROM_SEARCH)
+    assert note == (
+        'Your answer "7" is not supported by what your code printed: a number read from search matches, '
+        "not computed. Check it with code, then set the answer again (the same one if you are sure)."
+    )
+    assert len(send_back_note("x" * 5000, NOT_PRINTED)) < 400
+
+
+def test_an_answer_the_code_computed_is_held_only_to_the_quantity_and_echo_rules():
+    assert unsupported(COUNT, "7", [REPORT], written=False) is None
+    assert unsupported(WHO, "Bob Smith", [REPORT], written=False) is None
+    assert unsupported(COUNT, "many", [REPORT], written=False) == NO_NUMBER
+    assert unsupported(WHO, "the gopher protocol", [REPORT], written=False) == ECHO
+
+
+@pytest.mark.parametrize(
+    ("answer", "source", "written"),
+    [
+        ("7", "answer['content'] = '7'\nanswer['ready'] = True", True),
+        ("7", "FINAL(7)", True),
+        ("Luigi's", 'FINAL("Luigi\'s")', True),
+        ("17", "answer['content'] = str(n)  # 17 or so", True),
+        ("17", "answer['content'] = str(n + 1)", False),
+        ("7", "answer['content'] = str(17)", False),
+        ("42", "n", False),  # FINAL_VAR's argument: a name
+    ],
+)
+def test_written_out_means_a_literal_of_the_code_or_reply(answer, source, written):
+    assert written_in(answer, source) is written
+
+
+def test_an_answer_from_the_first_of_two_hops_is_sent_back() -> None:
+    question = "Parcel 82709 was given to a courier. In which town is that courier's depot?"
+    first = (
+        "search('parcel 82709'): 543 passages match; the best 1:\n"
+        "[1] context['slip-00153']: The scanner shows parcel 82709 leaving the hub with Zelda Wren."
+    )
+    second = (
+        "search('Zelda Wren depot'): 3 passages match:\n[1] context['d-9']: Zelda Wren works from Yarthorpe."
+    )
+    assert "first of two hops" in (unsupported(question, "Zelda Wren", [first]) or "")
+    assert unsupported(question, "Yarthorpe", [first, second]) is None
+    one_hop = "Which courier took parcel 82709?"
+    assert unsupported(one_hop, "Zelda Wren", [first]) is None
+
+
+def test_an_amount_read_off_a_hit_is_not_a_count() -> None:
+    hit = (
+        "search('Ilse Lindqvist catering'): 1 passage matches:\n"
+        "[1] context, line 1242: Invoice settled: Ilse Lindqvist received 5098.16 dollars for catering."
+    )
+    assert unsupported("How much did Ilse Lindqvist receive for catering?", "5098.16", [hit]) is None
+    assert "search matches" in (unsupported("How many invoices were settled?", "1", [hit]) or "")
