@@ -61,6 +61,30 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
         ["--tasks", "pairs", "--lengths", "4k", "-n", "2", "--methods", "rlm,base", "--model",
          "qwen2.5-coder-1.5b", "--profile", "small", "--concurrency", "1", "--timeout", "3000"],
     ),
+    "regress-0.5b": (
+        "S-NIAH and records (the families the small profile was first developed on) after the BM25 "
+        "search and the new worked examples, test split, with the bundled 0.5B model",
+        ["--tasks", "sniah,records", "--lengths", "8k,32k", "-n", "10", "--methods", "rlm", "--model",
+         "qwen2.5-coder-0.5b", "--profile", "small"],
+    ),
+    "heldout-0.5b": (
+        "Documents, a repository, DataFrames and chained facts, test split, with the bundled 0.5B model "
+        "as root and sub-model (the small profile was developed on frames and chain, dev split; "
+        "documents and repo were held out)",
+        ["--tasks", "documents,repo,frames,chain", "--lengths", "64k", "-n", "6", "--methods", "rlm",
+         "--model", "qwen2.5-coder-0.5b", "--profile", "small", "--timeout", "600"],
+    ),
+    "meaning-0.5b": (
+        "Counting 300 notes by a topic the data does not show, test split, with the bundled 0.5B model",
+        ["--tasks", "meaning", "--lengths", "30k", "-n", "2", "--methods", "rlm", "--model",
+         "qwen2.5-coder-0.5b", "--profile", "small", "--concurrency", "1", "--timeout", "1200"],
+    ),
+    "heldout-1.5b": (
+        "Documents, a repository, DataFrames and chained facts, test split, with the bundled 1.5B "
+        "model as root and sub-model",
+        ["--tasks", "documents,repo,frames,chain", "--lengths", "64k", "-n", "6", "--methods", "rlm",
+         "--model", "qwen2.5-coder-1.5b", "--profile", "small", "--timeout", "600"],
+    ),
 }  # fmt: skip
 
 
