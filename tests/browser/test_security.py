@@ -111,7 +111,7 @@ def script_for(document: str) -> Script:
     commented = "\n".join(f"# {line}" for line in document.splitlines())
     code = (
         f"{commented}\nprint(context)\nreply = llm_query('Summarize this.')\nprint(reply)\n"
-        'answer["content"] = context\nanswer["ready"] = True'
+        'answer["content"] = "Relayed: " + context\nanswer["ready"] = True'
     )
     return Script(
         root=[Reply(text=repl(document, code)), Reply(status=400, error_message=document)],
