@@ -183,7 +183,11 @@ def test_ctrl_c_in_the_command_line_loses_nothing_that_finished(
         "--base-url", server.openai_base_url, "--concurrency", "2", "--no-progress",
     ]  # fmt: skip
     env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C as a terminal sends it, even where this test runs with SIGINT ignored (in the background)
+    default_sigint = lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)  # noqa: E731
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint
+    )
     results = tmp_path / "results.jsonl"
     deadline = time.monotonic() + 60
     while not (results.exists() and len(results.read_text().splitlines()) >= 2 and solver.roots >= 4):
