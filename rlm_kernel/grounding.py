@@ -36,6 +36,8 @@ import re
 from collections.abc import Sequence
 from decimal import Decimal
 
+from .worked import two_hops
+
 __all__ = [
     "unsupported",
     "written_in",
@@ -152,8 +154,6 @@ def _first_hop(question: str, answer: str, printed: str) -> bool:
     """A question in two hops ("the depot of the courier who took parcel 82709") answered with
     the thing its item points to: every printed line that holds the answer also holds the
     question's own number, so the answer came from the first passage, not from a second."""
-    from .worked import two_hops
-
     anchors = [m.group(2) for m in _NUMBER.finditer(question)]
     if not anchors or not two_hops(question):
         return False
