@@ -71,7 +71,11 @@ class FrontEnd:
     def send(self, message: Message) -> None:
         self.kernel.comm_send(self.comm_id, message.to_dict())
 
-    def run_cell(self, code: str, cell_id: str | None = None, timeout: float = 30) -> str:
+    def run_cell(
+        self, code: str, cell_id: str | None = None, timeout: float = 30, rlm: dict | None = None
+    ) -> str:
+        """Run a cell as JupyterLab does: the request's metadata holds the cell's id and its own
+        metadata (``rlm``, for a cell of the extension's)."""
         cell_id = cell_id or f"cell-{next(_cells)}"
         msg = self.kernel.kc.session.msg(
             "execute_request",
@@ -83,7 +87,7 @@ class FrontEnd:
                 "allow_stdin": False,
                 "stop_on_error": True,
             },
-            metadata={"cellId": cell_id},
+            metadata={"cellId": cell_id, **({"rlm": rlm} if rlm is not None else {})},
         )
         self.kernel.kc.shell_channel.send(msg)
         msg_id = msg["header"]["msg_id"]
@@ -99,7 +103,13 @@ class FrontEnd:
         if code is None:
             self.waiting = proposal
             return None
-        return self.run_cell(code, cell_id)
+        meta = {
+            "run_id": proposal["run_id"],
+            "step": proposal["step"],
+            "author": "root",
+            "proposed": proposal["code"],
+        }
+        return self.run_cell(code, cell_id, rlm=meta)
 
     def drive(self, timeout: float = 30) -> dict:
         """Play auto mode until the run finishes; returns run_finished."""

@@ -53,7 +53,7 @@ class RLMKernel(IPythonKernel):
 
         if silent:
             return await run_cell()
-        return await self.notebook.execute(run_cell, code, cell_id)
+        return await self.notebook.execute(run_cell, code, cell_id, (cell_meta or {}).get("rlm"))
 
 
 def main() -> None:

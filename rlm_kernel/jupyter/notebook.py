@@ -186,16 +186,22 @@ class NotebookMode:
     def _post_run_cell(self, result: Any) -> None:
         self._last_result = result
 
-    async def execute(self, run_cell: Any, code: str, cell_id: str | None) -> Any:
+    async def execute(self, run_cell: Any, code: str, cell_id: str | None, meta: Any = None) -> Any:
         """Run one execute request; while a run is active, catch what the cell printed for the root.
-        Cells of ``%rlm`` commands (a hint, stop) steer the run and are not part of it."""
+        Cells of ``%rlm`` commands (a hint, stop) steer the run and are not part of it. ``meta`` is
+        the cell's ``rlm`` metadata, which JupyterLab sends with the request: it names the run and
+        step a cell of the extension's belongs to, whether or not its comm message came first."""
         run = self.active
-        if cell_id in self.other_runs:  # told just before this request came
-            self.other_runs.discard(cell_id)
-            if run is not None and not run.done:
-                return await run.outside(run_cell)
+        meta = meta if isinstance(meta, dict) else {}
+        other = cell_id in self.other_runs  # told just before this request came
+        self.other_runs.discard(cell_id)
+        if run is not None and not run.done and "answer" not in meta:
+            other = other or meta.get("run_id", run.run_id) != run.run_id
+        if other and run is not None and not run.done:
+            return await run.outside(run_cell)
         if run is None or run.done or code.lstrip().startswith(("%rlm", "%%rlm")):
             return await run_cell()
+        run.claim(cell_id, meta)
         run.before_cell(cell_id)
         started = time.perf_counter()
         self._last_result = None
@@ -388,6 +394,21 @@ class NotebookRun:
     def cell_inserted(self, step: int, cell_id: str) -> None:
         if self.pending is not None and self.pending.step == step:
             self.pending_cell = self.last_cell = cell_id  # what the run adds next goes below it
+
+    def claim(self, cell_id: str | None, meta: dict[str, Any]) -> None:
+        """A cell about to run whose metadata holds the waiting proposal is that step's cell, as
+        ``cell_inserted`` would have said: the binding does not depend on which message came first."""
+        step = self.pending
+        if (
+            step is not None
+            and self.pending_cell is None
+            and cell_id is not None
+            and meta.get("run_id") == self.run_id
+            and meta.get("step") == step.step
+            and meta.get("author") == "root"
+            and meta.get("proposed") == step.code
+        ):
+            self.pending_cell = self.last_cell = cell_id
 
     def _is_step(self, cell_id: str | None) -> bool:
         return self.pending is not None and cell_id is not None and cell_id == self.pending_cell

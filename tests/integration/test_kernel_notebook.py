@@ -111,6 +111,30 @@ def test_a_human_cell_joins_the_run_and_can_answer(kernel: KernelSession, server
     assert finished["answer"] == "ABC"
 
 
+def test_a_step_cell_is_known_by_its_metadata_if_it_runs_before_its_binding_arrives(
+    kernel: KernelSession, server: ScriptedServer
+) -> None:
+    """JupyterLab sends a cell's metadata with its execute request: a proposal's cell that runs
+    before the kernel has its ``cell_inserted`` is still the step, and only the first run of it."""
+    server.responder = Script(root=[repl("x = 1\nprint(x)"), repl("print(x + 1)"), repl("FINAL(x)")])
+    front = FrontEnd(kernel, on_propose=lambda data: None)
+    front.run_cell("%%rlm -c doc --mode step\nq")
+    proposal = front.next("propose_step")
+    meta = {"run_id": proposal["run_id"], "step": 1, "author": "root", "proposed": proposal["code"]}
+    front.run_cell(proposal["code"], "early", rlm=meta)  # no cell_inserted for it
+    executed = front.next("step_executed")
+    assert executed["step"] == 1 and executed["cell_id"] == "early" and executed["edited"] is False
+    second = front.next("propose_step")
+    assert second["step"] == 2 and second["after_cell_id"] == "early"
+    assert "Output of step 1:\n1" in root_requests(server)[1].last_user
+    # Run again (or a copy of it), the cell is the human's own: it names a step that already ran.
+    front.run_cell(proposal["code"], "early", rlm=meta)
+    front.run_cell(second["code"], "also-early", rlm={**meta, "step": 2, "proposed": second["code"]})
+    assert front.next("propose_step")["step"] == 4
+    request = root_requests(server)[2].last_user
+    assert "The human ran a cell of their own (step 3)" in request and "Output of step 2:\n2" in request
+
+
 def test_pause_resume_and_stop(kernel: KernelSession, server: ScriptedServer) -> None:
     server.responder = Script(root=[repl("a = 1"), Reply(text=repl("b = 2"), delay=1.0), repl("c = 3")])
     front = FrontEnd(kernel)
@@ -256,17 +280,22 @@ def test_the_answer_goes_after_the_runs_latest_cell(kernel: KernelSession, serve
     assert finished["answer"] == "mine" and finished["after_cell_id"] == "the-human-cell"
 
 
+@pytest.mark.parametrize("told", ["by message", "by metadata"])
 def test_a_cell_of_another_run_stays_out_of_the_active_one(
-    kernel: KernelSession, server: ScriptedServer
+    kernel: KernelSession, server: ScriptedServer, told: str
 ) -> None:
     server.responder = Script(root=[repl("x = 1"), repl("FINAL(x)")])
     front = FrontEnd(kernel, on_propose=lambda data: None)
     front.run_cell("%%rlm -c doc --mode step\nq")
     proposal = front.next("propose_step")
     front.accept(proposal)
-    # Run All over a finished run's cells: the front end says whose each is before it runs.
-    front.send(CellOfRun(cell_id="old-step", cell_run_id="an-old-run"))
-    old = front.run_cell("print('old step')\nFINAL('the old answer')", "old-step")
+    # Run All over a finished run's cells: the front end says whose each is before it runs, and
+    # the request itself carries the cell's metadata, which names its run.
+    meta = {"run_id": "an-old-run", "step": 1, "author": "root", "proposed": "x = 0"}
+    if told == "by message":
+        front.send(CellOfRun(cell_id="old-step", cell_run_id="an-old-run"))
+    code = "print('old step')\nFINAL('the old answer')"
+    old = front.run_cell(code, "old-step", rlm=meta if told == "by metadata" else None)
     assert kernel.text(old).strip() == "old step"
     front.run_cell(proposal["code"], front.cells[1])
     second = front.next("propose_step", "run_finished")
