@@ -136,6 +136,9 @@ export class RunsPanel extends Widget {
     const totals = el('div', 'rlm-run-totals', formatTally(run.totals) + tools + writing);
     totals.title = `root LM: ${formatTally(run.root)}${run.usage ? `\nkernel: ${run.usage}` : ''}`;
     section.appendChild(totals);
+    for (const answer of run.sentBack) {
+      section.appendChild(el('div', 'rlm-run-sent-back', `↩ answer sent back to the root: ${answer}`));
+    }
     for (const warning of run.warnings) {
       section.appendChild(el('div', 'rlm-run-warning', `⚠ ${warning}`));
     }

@@ -127,6 +127,8 @@ export interface RunView {
   totals: Tally;
   /** What a reader of the result should know (an answer given without code, a looping reply). */
   warnings: string[];
+  /** Answers the root committed that were sent back to it, each with why (the grounding check). */
+  sentBack: string[];
   /** Tool calls at any depth, whoever asked for them. */
   toolCalls: number;
   /** Pieces (about tokens) of the root reply being written, while one is; else 0. */
@@ -562,6 +564,11 @@ export class RunLog {
           run.warnings.push(event.text);
         }
         break;
+      case 'answer_doubted':
+        if (!child) {
+          run.sentBack.push(`"${event.content.slice(0, 200)}": ${event.reason}`);
+        }
+        break;
       case 'run_ended':
         if (!child) {
           run.answer = event.response;
@@ -718,6 +725,7 @@ export class RunLog {
         root: emptyTally(),
         totals: emptyTally(),
         warnings: [],
+        sentBack: [],
         toolCalls: 0,
         writing: 0,
         saved: false,

@@ -76,6 +76,12 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--tools", metavar="MODULE:ATTR", help="a dict or list of functions for the root's code")
     r.add_argument("--sub-tools", metavar="MODULE:ATTR", help="a dict or list of functions for sub-calls")
     r.add_argument("--max-tool-rounds", type=int, default=8, help="tool-calling rounds of one sub-call")
+    r.add_argument(
+        "--verify",
+        action="store_true",
+        help="the sub-model checks each committed answer against what the code printed (RLM(verify=True)); "
+        "rollouts are keyed without it, so give such a sweep an --out of its own",
+    )
     r.add_argument("--runner", choices=["local", "ray"], default="local")
     r.add_argument("--concurrency", type=int, default=2, help="rollouts at once (local runner)")
     r.add_argument("--workers", type=int, default=2, help="Ray actors")
@@ -129,6 +135,7 @@ def _run(args: argparse.Namespace) -> int:
         tools=args.tools,
         sub_tools=args.sub_tools,
         max_tool_rounds=args.max_tool_rounds,
+        verify=args.verify,
     )
     coro = arun(
         args.tasks,

@@ -89,6 +89,7 @@ class Settings:
     tools: ToolSpec = None  # functions the root's code calls: {"name": fn}, [fn, ...] or "module:attr"
     sub_tools: ToolSpec = None  # functions only the sub-calls' models call (function calling)
     max_tool_rounds: int = 8
+    verify: bool = False  # RLM(verify=True): the sub-model checks each answer against the printed output
 
     @property
     def model_label(self) -> str:
@@ -179,6 +180,7 @@ async def _rlm(task: Task, settings: Settings, log_dir: Path | None, *, subcalls
         tools=load_tools(settings.tools),
         sub_tools=load_tools(settings.sub_tools),
         max_tool_rounds=settings.max_tool_rounds,
+        verify=settings.verify,
     )
     result = await rlm.acompletion(task.context, task.question)
     usage = result.usage

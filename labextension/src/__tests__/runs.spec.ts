@@ -372,6 +372,17 @@ describe('warnings and the reply being written', () => {
     expect(run.warnings).toEqual(['The answer was given without running any code on the context.']);
   });
 
+  it('keeps each answer sent back to the root, with why, apart from the warnings', () => {
+    const log = new RunLog();
+    log.applyMessage(started());
+    const doubted = { content: '7', source: 'FINAL', reason: 'the printed output never shows 7', by: 'check' } as const;
+    log.applyMessage(events(rootReply(1), ev('answer_doubted', doubted)));
+    log.applyMessage(events({ ...ev('answer_doubted', doubted), run_id: 'child', depth: 1, parent_id: 'r1' }));
+    const run = log.get('r1')!;
+    expect(run.sentBack).toEqual(['"7": the printed output never shows 7']);
+    expect(run.warnings).toEqual([]);
+  });
+
   it('shows an empty answer as an error, not as done', () => {
     const log = new RunLog();
     log.applyMessage(started());
