@@ -76,7 +76,7 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
     ),
     "meaning-0.5b": (
         "Counting 300 notes by a topic the data does not show, test split, with the bundled 0.5B model",
-        ["--tasks", "meaning", "--lengths", "30k", "-n", "2", "--methods", "rlm", "--model",
+        ["--tasks", "meaning", "--lengths", "30k", "-n", "6", "--methods", "rlm", "--model",
          "qwen2.5-coder-0.5b", "--profile", "small", "--concurrency", "1", "--timeout", "1200"],
     ),
     "heldout-1.5b": (

@@ -320,6 +320,8 @@ class RLMRun:
         retry = not self._sent_back and self.turns < self.config.max_iterations
         written = source_text is None or grounding.written_in(content, source_text)
         answer = _Answer(content, source, warnings, retry, written)
+        if checked and not warnings and not content.strip() and retry:
+            return self._doubted(answer, grounding.EMPTY, "check")  # most often a value never put in
         if not checked or warnings or not content.strip():
             return self._accept(answer)
         return self._check(answer)

@@ -302,9 +302,17 @@ def verdict(reply: str) -> str | None:
     return reason[:300] or "no reason given"
 
 
+EMPTY = "it is empty"
+
+
 def send_back_note(answer: str, reason: str) -> str:
     """What the root is told when its answer is sent back."""
     shown = answer.strip()
+    if not shown:
+        return (
+            "Your answer is empty: the run was ended without a value. Put the value in the answer "
+            "(answer['content'] = ..., then answer['ready'] = True; or FINAL(value))."
+        )
     if len(shown) > 200:
         shown = shown[:200] + "…"
     return (

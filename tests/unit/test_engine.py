@@ -369,13 +369,20 @@ def test_each_root_turn_carries_its_reply_limit_and_the_profiles_stops():
         RLMConfig(backend="replay", max_reply_tokens=4)
 
 
-def test_an_empty_answer_is_an_error_not_a_success():
+def test_an_empty_answer_is_sent_back_once_then_an_error_not_a_success():
     run, events = make_run()
     run.start()
     run.receive_reply(reply("```repl\nprint(len(context))\n```"))
-    action = run.receive_execution(ok("300\n"), answer_ready=True, answer="   ")
-    assert action == Finish("   ", "The answer is empty: the root finished without content.", "empty")
+    again = run.receive_execution(ok("300\n"), answer_ready=True, answer="   ")
+    assert isinstance(again, AskRoot) and again.reopen
+    assert "Your answer is empty" in again.messages[-1]["content"]
+    (doubted,) = [e for e in events if e.kind == "answer_doubted"]
+    assert (doubted.content, doubted.reason) == ("   ", "it is empty")
+    run.receive_reply(reply("```repl\nanswer['ready'] = True\n```"))
+    action = run.receive_execution(ok(""), answer_ready=True, answer="")
+    assert action == Finish("", "The answer is empty: the root finished without content.", "empty")
     assert events[-1].error == action.error
+    assert not [e for e in events if e.kind == "warning"]  # an empty answer is an error, not a doubt
 
 
 def test_an_answer_without_any_code_is_kept_with_a_warning():
