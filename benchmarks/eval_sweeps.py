@@ -74,10 +74,22 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
         ["--tasks", "documents,repo,frames,chain", "--lengths", "64k", "-n", "6", "--methods", "rlm",
          "--model", "qwen2.5-coder-0.5b", "--profile", "small", "--timeout", "600"],
     ),
+    "heldout-0.5b-verify": (
+        "heldout-0.5b again with verify=True: the sub-model judges each committed answer, and one it "
+        "doubts goes back to the root once (how often the unsupported warning marks a wrong answer)",
+        ["--tasks", "documents,repo,frames,chain", "--lengths", "64k", "-n", "6", "--methods", "rlm",
+         "--model", "qwen2.5-coder-0.5b", "--profile", "small", "--timeout", "600", "--verify"],
+    ),
     "meaning-0.5b": (
         "Counting 300 notes by a topic the data does not show, test split, with the bundled 0.5B model",
         ["--tasks", "meaning", "--lengths", "30k", "-n", "6", "--methods", "rlm", "--model",
          "qwen2.5-coder-0.5b", "--profile", "small", "--concurrency", "1", "--timeout", "1200"],
+    ),
+    "meaning-1.5b": (
+        "Counting 300 notes by a topic the data does not show, test split, with the bundled 1.5B model "
+        "as root and sub-model",
+        ["--tasks", "meaning", "--lengths", "30k", "-n", "6", "--methods", "rlm", "--model",
+         "qwen2.5-coder-1.5b", "--profile", "small", "--concurrency", "1", "--timeout", "2400"],
     ),
     "heldout-1.5b": (
         "Documents, a repository, DataFrames and chained facts, test split, with the bundled 1.5B "

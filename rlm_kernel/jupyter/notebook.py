@@ -193,11 +193,10 @@ class NotebookMode:
         step a cell of the extension's belongs to, whether or not its comm message came first."""
         run = self.active
         meta = meta if isinstance(meta, dict) else {}
-        other = cell_id in self.other_runs  # told just before this request came
+        named = None if "answer" in meta else meta.get("run_id")  # an answer cell names no run of its own
+        told = cell_id in self.other_runs  # by cell_of_run, just before this request came
         self.other_runs.discard(cell_id)
-        if run is not None and not run.done and "answer" not in meta:
-            other = other or meta.get("run_id", run.run_id) != run.run_id
-        if other and run is not None and not run.done:
+        if run is not None and not run.done and (told or named not in (None, run.run_id)):
             return await run.outside(run_cell)
         if run is None or run.done or code.lstrip().startswith(("%rlm", "%%rlm")):
             return await run_cell()
