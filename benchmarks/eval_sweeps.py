@@ -91,6 +91,12 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
         ["--tasks", "meaning", "--lengths", "30k", "-n", "6", "--methods", "rlm", "--model",
          "qwen2.5-coder-1.5b", "--profile", "small", "--concurrency", "1", "--timeout", "2400"],
     ),
+    "meaning-1.5b-after": (
+        "meaning-1.5b again after two changes its trajectories led to: classify() says in one line what "
+        "labels it takes, and a traceback no longer supports an answer (meaning is no longer held out)",
+        ["--tasks", "meaning", "--lengths", "30k", "-n", "6", "--methods", "rlm", "--model",
+         "qwen2.5-coder-1.5b", "--profile", "small", "--concurrency", "1", "--timeout", "2400"],
+    ),
     "heldout-1.5b": (
         "Documents, a repository, DataFrames and chained facts, test split, with the bundled 1.5B "
         "model as root and sub-model",

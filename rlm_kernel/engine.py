@@ -594,7 +594,12 @@ class RLMRun:
                 f"Reserved names were put back after your code replaced them: {', '.join(restored)}."
             )
         pending.outputs.append((self._executing, shown))
-        self._outputs.append(shown)
+        # A traceback supports no answer, though it may quote the very value (a line of the code).
+        self._outputs.append(
+            truncate(self.redact(result.printed()), self.config.max_output_chars)[0]
+            if result.error
+            else shown
+        )
         if answer_ready:
             return self._answer(
                 answer,

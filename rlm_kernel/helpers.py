@@ -24,7 +24,7 @@ import itertools
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -363,6 +363,11 @@ class Helpers:
             raise RuntimeError("classify() needs sub-calls, which this run does not have.")
         if isinstance(items, str):
             raise TypeError("classify() takes a list of items; for lines of text use context.splitlines().")
+        if isinstance(labels, str) or not isinstance(labels, Iterable) or len(labels := list(labels)) < 2:
+            raise TypeError(
+                "classify() takes the labels to choose from as a list of two or more strings, "
+                f"e.g. classify(items, ['praise', 'complaint']); got {labels!r:.80}."
+            )
         return classify_items(self._asker, list(items), labels, examples)
 
     def search(self, query: str, n: int = 3) -> None:

@@ -27,11 +27,13 @@ class ExecResult:
 
     def text(self) -> str:
         """Everything the root should see, in reading order."""
+        return self.printed() + (self.error or "")
+
+    def printed(self) -> str:
+        """What the code itself wrote (its error aside): what can support an answer."""
         parts = [p for p in (self.stdout, self.stderr) if p]
         if self.value is not None:
             parts.append(self.value + "\n")
-        if self.error:
-            parts.append(self.error)
         return "".join(parts)
 
 

@@ -385,6 +385,20 @@ def test_an_empty_answer_is_sent_back_once_then_an_error_not_a_success():
     assert not [e for e in events if e.kind == "warning"]  # an empty answer is an error, not a doubt
 
 
+def test_a_traceback_that_quotes_the_answer_does_not_support_it():
+    run, events = make_run(question="How many notes are about music?")
+    run.start()
+    run.receive_reply(reply("```repl\nlabels = classify(items, 0)\n```"))
+    trace = 'File "<rlm-step-1>", line 1\n    labels = classify(items, 0)\nTypeError: bad labels'
+    run.receive_execution(ok(error=trace), answer_ready=False)
+    run.receive_reply(reply("```repl\nanswer['content'] = '0'\nanswer['ready'] = True\n```"))
+    again = run.receive_execution(ok(), answer_ready=True, answer="0")
+    assert isinstance(again, AskRoot) and again.reopen
+    (doubted,) = [e for e in events if e.kind == "answer_doubted"]
+    assert doubted.content == "0"
+    assert next(e.output for e in events if e.kind == "step_finished").endswith("TypeError: bad labels")
+
+
 def test_an_answer_without_any_code_is_kept_with_a_warning():
     run, events = make_run()
     run.start()

@@ -138,6 +138,20 @@ def test_classify_needs_sub_calls_and_a_list() -> None:
     assert set(Helpers("x").bound()) == {"search", "table"}
 
 
+class _NoAsker:
+    def ask_batched(self, conversations, max_tokens=None):
+        raise AssertionError("labels this bad must not reach the sub-model")
+
+
+@pytest.mark.parametrize("labels", [0, "praise, complaint", ["praise"], None])
+def test_classify_says_in_one_line_what_labels_it_takes(labels) -> None:
+    with pytest.raises(
+        TypeError, match=r"a list of two or more strings, e\.g\. classify\(items, \['praise'"
+    ) as err:
+        Helpers("x", _NoAsker()).classify(["a", "b"], labels)
+    assert "\n" not in str(err.value) and repr(labels)[:10] in str(err.value)
+
+
 @pytest.mark.parametrize(
     ("context", "shape"),
     [
