@@ -91,10 +91,17 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
         ["--tasks", "meaning", "--lengths", "30k", "-n", "6", "--methods", "rlm", "--model",
          "qwen2.5-coder-1.5b", "--profile", "small", "--concurrency", "1", "--timeout", "2400"],
     ),
-    "meaning-1.5b-after": (
-        "meaning-1.5b again after two changes its trajectories led to: classify() says in one line what "
-        "labels it takes, and a traceback no longer supports an answer (meaning is no longer held out)",
-        ["--tasks", "meaning", "--lengths", "30k", "-n", "6", "--methods", "rlm", "--model",
+    "final-0.5b": (
+        "documents, repo, frames, chain and meaning, test split, with the bundled 0.5B model and the "
+        "code as shipped: after the meaning runs, classify() says what labels it takes, a traceback "
+        "supports no answer, an empty answer goes back once, and no reply's start ends in a space",
+        ["--tasks", "documents,repo,frames,chain,meaning", "--lengths", "64k", "-n", "6", "--methods",
+         "rlm", "--model", "qwen2.5-coder-0.5b", "--profile", "small", "--concurrency", "1",
+         "--timeout", "1200"],
+    ),
+    "meaning-1.5b-final": (
+        "meaning with the bundled 1.5B as root and sub-model and the code as shipped (see final-0.5b)",
+        ["--tasks", "meaning", "--lengths", "30k", "-n", "3", "--methods", "rlm", "--model",
          "qwen2.5-coder-1.5b", "--profile", "small", "--concurrency", "1", "--timeout", "2400"],
     ),
     "heldout-1.5b": (

@@ -360,7 +360,9 @@ def reply_starts(meta: Mapping[str, Any], question: str | None = None) -> dict[i
     starts = {1: reply_start(meta, question)}
     if "# Two steps: " in starts[1][0]:
         starts[2] = ("```repl\n# Found in [1]: ", None)
-    return starts
+    # No start ends in a space: the tokenizer joins a space to the word after it, so a model made
+    # to begin with a bare space writes what it seldom saw (one model wrote `classify(items, 0)`).
+    return {turn: (start.rstrip(" "), closing) for turn, (start, closing) in starts.items()}
 
 
 def example_turns(meta: Mapping[str, Any], question: str | None = None) -> list[Message]:

@@ -354,10 +354,10 @@ def test_each_root_turn_carries_its_reply_limit_and_the_profiles_stops():
     # a question in two hops: the model writes its own plan, then says what the first search found
     run, _ = make_run("Parcel 12 went to a courier. Which depot does the courier who took it use?",
                       prompt_profile="small")  # fmt: skip
-    assert run.start().prefill == "```repl\n# Two steps: find "
+    assert run.start().prefill == "```repl\n# Two steps: find"
     run.receive_reply(reply('```repl\n# Two steps: find parcel 12\nsearch("parcel 12")\n```'))
     second = run.receive_execution(ok("[1] context: parcel 12 left with Ada Moss\n"), answer_ready=False)
-    assert (second.prefill, second.closing) == ("```repl\n# Found in [1]: ", None)
+    assert (second.prefill, second.closing) == ("```repl\n# Found in [1]:", None)
     run, _ = make_run()
     assert (run.start().max_tokens, run.start.__self__.config.stop) == (16384, ())
     run, _ = make_run(max_reply_tokens=300, max_iterations=1)

@@ -255,9 +255,10 @@ def test_the_worked_example_suits_the_question() -> None:
     turns = example_turns(meta, two_hops)
     assert sum("search(" in t["content"] for t in turns if t["role"] == "assistant") == 2
     assert reply_starts(meta, two_hops) == {
-        1: ("```repl\n# Two steps: find ", None),  # the plan is the model's own
-        2: ("```repl\n# Found in [1]: ", None),  # and so is what it found
+        1: ("```repl\n# Two steps: find", None),  # the plan is the model's own
+        2: ("```repl\n# Found in [1]:", None),  # and so is what it found
     }
     by_meaning = "How many of the notes are about sport? Judge each by its meaning."
     assert "classify(items, " in example_turns(meta, by_meaning)[1]["content"]
+    assert reply_starts(meta, by_meaning)[1][0].endswith("classify(items,")  # no bare space
     assert reply_start(meta, "Where is the archive?")[0].endswith('search("')
