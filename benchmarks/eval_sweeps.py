@@ -92,12 +92,16 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
          "qwen2.5-coder-1.5b", "--profile", "small", "--concurrency", "1", "--timeout", "2400"],
     ),
     "final-0.5b": (
-        "documents, repo, frames, chain and meaning, test split, with the bundled 0.5B model and the "
-        "code as shipped: after the meaning runs, classify() says what labels it takes, a traceback "
-        "supports no answer, an empty answer goes back once, and no reply's start ends in a space",
-        ["--tasks", "documents,repo,frames,chain,meaning", "--lengths", "64k", "-n", "6", "--methods",
-         "rlm", "--model", "qwen2.5-coder-0.5b", "--profile", "small", "--concurrency", "1",
-         "--timeout", "1200"],
+        "heldout-0.5b with the code as shipped: after the meaning runs, classify() says what labels it "
+        "takes, a traceback supports no answer, an empty answer goes back once, and no reply's start "
+        "ends in a space",
+        ["--tasks", "documents,repo,frames,chain", "--lengths", "64k", "-n", "6", "--methods", "rlm",
+         "--model", "qwen2.5-coder-0.5b", "--profile", "small", "--timeout", "600"],
+    ),
+    "meaning-0.5b-final": (
+        "meaning-0.5b with the code as shipped (see final-0.5b)",
+        ["--tasks", "meaning", "--lengths", "30k", "-n", "6", "--methods", "rlm", "--model",
+         "qwen2.5-coder-0.5b", "--profile", "small", "--concurrency", "1", "--timeout", "1200"],
     ),
     "meaning-1.5b-final": (
         "meaning with the bundled 1.5B as root and sub-model and the code as shipped (see final-0.5b)",
