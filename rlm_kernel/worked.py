@@ -338,12 +338,11 @@ def reply_start(meta: Mapping[str, Any], question: str | None = None) -> tuple[s
     is ``search("...")``, the ``")`` that closes it, at which the reply stops. A small model then
     looks at the context before it answers, and does not go on to write the call's output itself."""
     first = example_turns(meta, question)[1]["content"]
-    if "# Two steps: " in first:  # the plan is the model's own to write
-        return first[: first.index("# Two steps: ") + len("# Two steps: find ")], None
-    if "search(" in first:
-        return first[: first.index("search(") + len('search("')], '")'
-    if "classify(items, " in first:
-        return first[: first.index("classify(items, ") + len("classify(items, ")], None
+    # No start ends in a space: the tokenizer joins a space to the word after it, so a model made
+    # to begin with a bare space writes what it seldom saw (one model wrote `classify(items, 0)`).
+    for mark, closing in (("# Two steps: find", None), ('search("', '")'), ("classify(items,", None)):
+        if mark in first:  # under a plan of two hops, the plan is the model's own to write
+            return first[: first.index(mark) + len(mark)], closing
     if "table()" in first:
         return first[: first.index("table()") + len("table()\n")], None
     return first[: first.index("\n", first.index("```repl\n") + 8) + 1], None  # its first line
@@ -359,10 +358,8 @@ def reply_starts(meta: Mapping[str, Any], question: str | None = None) -> dict[i
     plan of two hops, the second too, with what the first search found, in the model's words."""
     starts = {1: reply_start(meta, question)}
     if "# Two steps: " in starts[1][0]:
-        starts[2] = ("```repl\n# Found in [1]: ", None)
-    # No start ends in a space: the tokenizer joins a space to the word after it, so a model made
-    # to begin with a bare space writes what it seldom saw (one model wrote `classify(items, 0)`).
-    return {turn: (start.rstrip(" "), closing) for turn, (start, closing) in starts.items()}
+        starts[2] = ("```repl\n# Found in [1]:", None)
+    return starts
 
 
 def example_turns(meta: Mapping[str, Any], question: str | None = None) -> list[Message]:
