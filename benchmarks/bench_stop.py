@@ -19,6 +19,7 @@ Each run is checked: the error says it was cancelled or interrupted and every su
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -34,7 +35,10 @@ from _common import REPO, main, median, scripted_server, target
 LIMIT_S = 1.0  # README: "within a second"
 HOLD_S = 30.0  # every sub-call's reply waits this long: only a stop ends the batch
 SETTLE_S = 0.3  # after the last call started, so that its HTTP request has reached the server
-DEADLINE_S = 20.0  # only to fail a hung run
+DEADLINE_S = 120.0  # only to fail a hung run: on a busy machine 256 calls take a while to start
+# The client's request timeout: well past HOLD_S, so that on a busy machine no held call times out
+# before the stop (the SDK's own default would end the batch with "Request timed out").
+REQUEST_TIMEOUT_S = HOLD_S + 120.0
 
 
 def in_process_once(url: str, n: int, how: str, log_dir: str) -> float:
@@ -44,12 +48,18 @@ def in_process_once(url: str, n: int, how: str, log_dir: str) -> float:
 
     rlm = RLM(
         "openai",
-        {"model_name": "scripted", "base_url": url, "api_key": "test", "max_retries": 0},
+        {
+            "model_name": "scripted",
+            "base_url": url,
+            "api_key": "test",
+            "max_retries": 0,
+            "timeout": REQUEST_TIMEOUT_S,
+        },
         max_concurrency=n,
         log_dir=log_dir,
     )
     started = 0
-    all_started = threading.Event()
+    wake = threading.Event()  # every call has started, or the run is over
     over = threading.Event()
     stopped_at: list[float] = []
 
@@ -58,14 +68,14 @@ def in_process_once(url: str, n: int, how: str, log_dir: str) -> float:
         if isinstance(event, SubcallStarted):
             started += 1
             if started == n:
-                all_started.set()
+                wake.set()
 
     stop: Callable[[], None] = (
         rlm.cancel if how == "cancel" else (lambda: os.kill(os.getpid(), signal.SIGINT))
     )
 
     def watch() -> None:
-        if not all_started.wait(DEADLINE_S) or over.wait(SETTLE_S):
+        if not wake.wait(DEADLINE_S) or over.is_set() or over.wait(SETTLE_S):
             return
         stopped_at.append(time.perf_counter())
         stop()
@@ -75,6 +85,7 @@ def in_process_once(url: str, n: int, how: str, log_dir: str) -> float:
     result = rlm.completion("a small context", root_prompt=f"FANOUT={n}", subscribers=(count,))
     returned = time.perf_counter()
     over.set()
+    wake.set()
     watcher.join()
     if not stopped_at:
         raise RuntimeError(f"the batch never had {n} calls in flight: {result.error!r}")
@@ -107,12 +118,18 @@ def kernel_runs(url: str, n: int, repeats: int, log_dir: str) -> dict[str, list[
             msg_id = kernel.start(f"%%rlm -c doc --max-concurrency {n}\nFANOUT={n}")
             in_flight = f"{n} call(s) in flight"
 
+            shown = [""]  # the widget's latest text, for the error if it never shows them all
+
             def shows_all_in_flight(m: dict) -> bool:
                 state = m["content"].get("data", {}).get("state", {}) if m["msg_type"] == "comm_msg" else {}
-                return m["parent_header"].get("msg_id") == msg_id and in_flight in str(state.get("value", ""))
+                if m["parent_header"].get("msg_id") != msg_id or "value" not in state:
+                    return False
+                shown[0] = re.sub(r"<[^>]+>", " ", str(state["value"]))
+                return in_flight in shown[0]
 
             if kernel.pump(shows_all_in_flight, timeout=DEADLINE_S) is None:
-                raise RuntimeError(f"the widget never showed {in_flight}")
+                last = " ".join(shown[0].split())[:300]
+                raise RuntimeError(f"the widget never showed {in_flight} (last: {last!r})")
             kernel.pump(timeout=SETTLE_S)
             stop = kernel.widget("ButtonModel", "Stop")
             clicked = time.perf_counter()

@@ -41,78 +41,79 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
     ),
     "records-1.5b": (
         "Counting and filtering over records with the bundled 1.5B model",
-        ["--tasks", "records", "--lengths", "8k,32k,128k", "-n", "10", "--methods", "rlm", "--model",
-         "qwen2.5-coder-1.5b", "--profile", "small"],
+        ["--tasks", "records", "--lengths", "8k,32k,128k", "-n", "10", "--methods", "rlm", "--model-name",
+         "qwen2.5-coder-1.5b", "--prompt-profile", "small"],
     ),
     "oolong-1.5b": (
         "OOLONG trec_coarse with the bundled 1.5B model as root and sub-model",
-        ["--tasks", "oolong", "--lengths", "4k", "-n", "6", "--methods", "rlm,base", "--model",
-         "qwen2.5-coder-1.5b", "--profile", "small", "--concurrency", "1", "--timeout", "3000",
+        ["--tasks", "oolong", "--lengths", "4k", "-n", "6", "--methods", "rlm,base", "--model-name",
+         "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--concurrency", "1", "--max-timeout", "3000",
          "--base-max-tokens", "256"],
     ),
     "oolong-32k-1.5b": (
         "OOLONG trec_coarse at 32K tokens with the bundled 1.5B model as root and sub-model",
-        ["--tasks", "oolong", "--lengths", "32k", "-n", "2", "--methods", "rlm,base", "--model",
-         "qwen2.5-coder-1.5b", "--profile", "small", "--concurrency", "1", "--timeout", "1500",
+        ["--tasks", "oolong", "--lengths", "32k", "-n", "2", "--methods", "rlm,base", "--model-name",
+         "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--concurrency", "1", "--max-timeout", "1500",
          "--base-max-tokens", "256"],
     ),
     "pairs-1.5b": (
         "OOLONG-Pairs with the bundled 1.5B model as root and sub-model",
-        ["--tasks", "pairs", "--lengths", "4k", "-n", "2", "--methods", "rlm,base", "--model",
-         "qwen2.5-coder-1.5b", "--profile", "small", "--concurrency", "1", "--timeout", "3000"],
+        ["--tasks", "pairs", "--lengths", "4k", "-n", "2", "--methods", "rlm,base", "--model-name",
+         "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--concurrency", "1", "--max-timeout", "3000"],
     ),
     "regress-0.5b": (
         "S-NIAH and records (the families the small profile was first developed on) after the BM25 "
         "search and the new worked examples, test split, with the bundled 0.5B model",
-        ["--tasks", "sniah,records", "--lengths", "8k,32k", "-n", "10", "--methods", "rlm", "--model",
-         "qwen2.5-coder-0.5b", "--profile", "small"],
+        ["--tasks", "sniah,records", "--lengths", "8k,32k", "-n", "10", "--methods", "rlm", "--model-name",
+         "qwen2.5-coder-0.5b", "--prompt-profile", "small"],
     ),
     "heldout-0.5b": (
         "Documents, a repository, DataFrames and chained facts, test split, with the bundled 0.5B model "
         "as root and sub-model (the small profile was developed on frames and chain, dev split; "
         "documents and repo were held out)",
         ["--tasks", "documents,repo,frames,chain", "--lengths", "64k", "-n", "6", "--methods", "rlm",
-         "--model", "qwen2.5-coder-0.5b", "--profile", "small", "--timeout", "600"],
+         "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600"],
     ),
     "heldout-0.5b-verify": (
         "heldout-0.5b again with verify=True: the sub-model judges each committed answer, and one it "
         "doubts goes back to the root once (how often the unsupported warning marks a wrong answer)",
         ["--tasks", "documents,repo,frames,chain", "--lengths", "64k", "-n", "6", "--methods", "rlm",
-         "--model", "qwen2.5-coder-0.5b", "--profile", "small", "--timeout", "600", "--verify"],
+         "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--verify"],
     ),
     "meaning-0.5b": (
         "Counting 300 notes by a topic the data does not show, test split, with the bundled 0.5B model",
-        ["--tasks", "meaning", "--lengths", "30k", "-n", "6", "--methods", "rlm", "--model",
-         "qwen2.5-coder-0.5b", "--profile", "small", "--concurrency", "1", "--timeout", "1200"],
+        ["--tasks", "meaning", "--lengths", "30k", "-n", "6", "--methods", "rlm", "--model-name",
+         "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--concurrency", "1", "--max-timeout", "1200"],
     ),
     "meaning-1.5b": (
         "Counting 300 notes by a topic the data does not show, test split, with the bundled 1.5B model "
         "as root and sub-model",
-        ["--tasks", "meaning", "--lengths", "30k", "-n", "6", "--methods", "rlm", "--model",
-         "qwen2.5-coder-1.5b", "--profile", "small", "--concurrency", "1", "--timeout", "2400"],
+        ["--tasks", "meaning", "--lengths", "30k", "-n", "6", "--methods", "rlm", "--model-name",
+         "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--concurrency", "1", "--max-timeout", "2400"],
     ),
     "final-0.5b": (
         "heldout-0.5b with the code as shipped: after the meaning runs, classify() says what labels it "
         "takes, a traceback supports no answer, an empty answer goes back once, and no reply's start "
         "ends in a space",
         ["--tasks", "documents,repo,frames,chain", "--lengths", "64k", "-n", "6", "--methods", "rlm",
-         "--model", "qwen2.5-coder-0.5b", "--profile", "small", "--timeout", "600"],
+         "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600"],
     ),
     "meaning-0.5b-final": (
         "meaning-0.5b with the code as shipped (see final-0.5b)",
-        ["--tasks", "meaning", "--lengths", "30k", "-n", "6", "--methods", "rlm", "--model",
-         "qwen2.5-coder-0.5b", "--profile", "small", "--concurrency", "1", "--timeout", "1200"],
+        ["--tasks", "meaning", "--lengths", "30k", "-n", "6", "--methods", "rlm", "--model-name",
+         "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--concurrency", "1", "--max-timeout", "1200"],
     ),
     "meaning-1.5b-final": (
         "meaning with the bundled 1.5B as root and sub-model and the code as shipped (see final-0.5b)",
-        ["--tasks", "meaning", "--lengths", "30k", "-n", "3", "--methods", "rlm", "--model",
-         "qwen2.5-coder-1.5b", "--profile", "small", "--concurrency", "1", "--timeout", "2400"],
+        ["--tasks", "meaning", "--lengths", "30k", "-n", "3", "--methods", "rlm", "--model-name",
+         "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--concurrency", "1", "--max-timeout", "2400"],
     ),
     "heldout-1.5b": (
         "Documents, a repository, DataFrames and chained facts, test split, with the bundled 1.5B "
         "model as root and sub-model",
         ["--tasks", "documents,repo,frames,chain", "--lengths", "64k", "-n", "6", "--methods", "rlm",
-         "--model", "qwen2.5-coder-1.5b", "--profile", "small", "--timeout", "600"],
+         "--model-name", "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--max-timeout", "600"],
     ),
 }  # fmt: skip
 

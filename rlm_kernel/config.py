@@ -2,68 +2,145 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import argparse
+import difflib
+import typing
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from .errors import ConfigError
+from .lm import BACKENDS as _BACKENDS
+from .lm import backend as backend_of
+from .secrets import public_kwargs
 from .tools import tools_of
 
-__all__ = ["RLMConfig", "BACKENDS", "PROFILES", "PROTOCOLS", "RUN_SETTINGS", "EXECUTORS", "setting_help"]
+__all__ = [
+    "RLMConfig",
+    "BACKENDS",
+    "PROFILES",
+    "PROTOCOLS",
+    "RUN_SETTINGS",
+    "EXECUTORS",
+    "ALIASES",
+    "DeprecatedName",
+    "setting_help",
+    "setting_env",
+    "normalize",
+    "add_arguments",
+]
 
-BACKENDS = ("openai", "anthropic", "local", "replay")
+BACKENDS = tuple(_BACKENDS)
 PROFILES = ("default", "small", "no_subcalls")
 PROTOCOLS = ("answer", "final", "both")
 EXECUTORS = ("local", "kernel", "gateway")
 
 
+class DeprecatedName(FutureWarning):
+    """A setting was given by an older spelling (``profile`` for ``prompt_profile``): it still works.
+    A FutureWarning, so that notebooks and command lines show it."""
+
+
+def _setting(
+    default: Any = None,
+    help: str | None = None,
+    *,
+    env: str | None = None,
+    alias: str | None = None,
+    kind: str | None = None,
+    choices: tuple[str, ...] | None = None,
+    factory: Callable[[], Any] | None = None,
+) -> Any:
+    """A field of RLMConfig with what its front ends are generated from: ``help`` (the field is then
+    a run setting that every front end offers under its name), ``env`` (the environment variable the
+    magics read), ``alias`` (an older spelling, accepted with a warning), ``kind`` (``dict`` or
+    ``functions``: values a command line does not take as text) and ``choices``."""
+    meta = {
+        k: v
+        for k, v in (("help", help), ("env", env), ("alias", alias), ("kind", kind), ("choices", choices))
+        if v is not None
+    }
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
 @dataclass(frozen=True)
 class RLMConfig:
-    backend: str = "openai"
-    backend_kwargs: dict[str, Any] = field(default_factory=dict)
-    sub_backend: str | None = None
+    backend: str = _setting(
+        "openai", "The LM provider: " + ", ".join(_BACKENDS), env="RLM_BACKEND", choices=tuple(_BACKENDS)
+    )
+    model_name: str | None = _setting(
+        None, "The root model; empty: the backend's default", env="RLM_MODEL", alias="model"
+    )
+    backend_kwargs: dict[str, Any] = _setting(
+        help="The backend's own arguments, e.g. {'base_url': ...}", kind="dict", factory=dict
+    )
+    sub_backend: str | None = _setting(
+        None, "The sub-calls' provider; empty: the root's", choices=tuple(_BACKENDS)
+    )
+    sub_model_name: str | None = _setting(
+        None, "The sub-calls' model; empty: the root's model", env="RLM_SUB_MODEL", alias="sub_model"
+    )
     sub_backend_kwargs: dict[str, Any] | None = None
-    max_iterations: int = field(default=30, metadata={"help": "Root turns before the run must answer"})
-    max_depth: int = field(default=1, metadata={"help": "Depth of child RLMs (rlm_query); 1 means none"})
-    max_output_chars: int = field(
-        default=8192, metadata={"help": "Characters of a step's output the root sees; the rest is cut"}
-    )
-    max_concurrency: int = field(default=32, metadata={"help": "Sub-calls in flight at once"})
-    max_budget: float | None = field(default=None, metadata={"help": "US dollars for the whole run tree"})
-    max_tokens: int | None = field(default=None, metadata={"help": "LM tokens for the whole run tree"})
-    max_timeout: float | None = field(default=None, metadata={"help": "Seconds for the whole run tree"})
-    max_reply_tokens: int | None = field(
-        default=None, metadata={"help": "Tokens of one root reply; empty: the profile's default"}
-    )
+    max_iterations: int = _setting(30, "Root turns before the run must answer")
+    max_depth: int = _setting(1, "Depth of child RLMs (rlm_query); 1 means none")
+    max_output_chars: int = _setting(8192, "Characters of a step's output the root sees; the rest is cut")
+    max_concurrency: int = _setting(32, "Sub-calls in flight at once")
+    max_budget: float | None = _setting(None, "US dollars for the whole run tree")
+    max_tokens: int | None = _setting(None, "LM tokens for the whole run tree")
+    max_timeout: float | None = _setting(None, "Seconds for the whole run tree", alias="timeout")
+    max_reply_tokens: int | None = _setting(None, "Tokens of one root reply; empty: the profile's default")
     system_prompt: str | None = None
-    prompt_profile: str | None = None  # None: "small" for the local backend, else "default"
-    protocol: Literal["answer", "final", "both"] = field(
-        default="both", metadata={"help": "How code ends a run: the answer dict, FINAL lines, or both"}
+    prompt_profile: str | None = _setting(
+        None,
+        "The root's prompts: default, small or no_subcalls; empty: by backend",
+        alias="profile",
+        choices=PROFILES,
     )
-    executor: Literal["local", "kernel", "gateway"] = field(
-        default="local",
-        metadata={"help": "Where the code runs: this process, a kernel of its own, or a Kernel Gateway's"},
+    protocol: Literal["answer", "final", "both"] = _setting(
+        "both", "How code ends a run: the answer dict, FINAL lines, or both"
     )
-    executor_kwargs: dict[str, Any] = field(default_factory=dict)  # see rlm_kernel.executors
-    tips: str | None = field(
-        default=None, metadata={"help": "A hint about how to work, appended to the root's prompt"}
+    executor: Literal["local", "kernel", "gateway"] = _setting(
+        "local", "Where the code runs: this process, a kernel of its own, or a Kernel Gateway's"
     )
-    max_tool_rounds: int = field(
-        default=8, metadata={"help": "Rounds of tool calls one sub-call may make before it must answer"}
-    )
-    verify: bool = field(
-        default=False,
-        metadata={"help": "Also ask the sub-model whether what the code printed supports the answer"},
-    )
+    executor_kwargs: dict[str, Any] = _setting(
+        help="The kernel and gateway executors' arguments, e.g. {'memory_mb': 2048} or "
+        "{'isolation': 'none'} where no sandbox can be made",
+        kind="dict",
+        factory=dict,
+    )  # see rlm_kernel.executors
+    tips: str | None = _setting(None, "A hint about how to work, appended to the root's prompt")
+    max_tool_rounds: int = _setting(8, "Rounds of tool calls one sub-call may make before it must answer")
+    verify: bool = _setting(False, "Also ask the sub-model whether what the code printed supports the answer")
     # Functions for the root's code ({"name": fn}, or a list named by __name__), and functions only
     # sub-calls' models may call. Normalized to Tool records (rlm_kernel.tools).
-    tools: Any = field(default_factory=dict)
-    sub_tools: Any = ()
-    log_dir: str | Path | Literal[False] | None = None
-    record: str | Path | None = None
+    tools: Any = _setting(help="Functions the root's code may call", kind="functions", factory=dict)
+    sub_tools: Any = _setting((), "Functions only sub-calls' models may call", kind="functions")
+    log_dir: str | Path | Literal[False] | None = _setting(
+        None, "Where trajectories go; empty: $RLM_LOG_DIR or ~/.rlm_kernel/runs"
+    )
+    record: str | Path | None = _setting(
+        None, "Also save every LM reply to this file, for the replay backend"
+    )
     depth: int = 0
 
     def __post_init__(self) -> None:
+        # The reference's spelling, backend_kwargs={"model_name": ...}, is the same setting as model_name.
+        for kwargs_name, name in (("backend_kwargs", "model_name"), ("sub_backend_kwargs", "sub_model_name")):
+            kwargs = getattr(self, kwargs_name)
+            if kwargs and "model_name" in kwargs:
+                kwargs = dict(kwargs)
+                given = kwargs.pop("model_name")
+                if getattr(self, name) not in (None, given):
+                    raise ConfigError(
+                        f"Two models given: {name}={getattr(self, name)!r} and {kwargs_name}['model_name']"
+                        f"={given!r}: give one."
+                    )
+                object.__setattr__(self, kwargs_name, kwargs)
+                object.__setattr__(self, name, given)
         object.__setattr__(self, "tools", tools_of(self.tools))
         object.__setattr__(self, "sub_tools", tuple(tools_of(self.sub_tools).values()))
         from .repl import RESERVED
@@ -100,7 +177,7 @@ class RLMConfig:
     def profile(self) -> str:
         if self.prompt_profile is not None:
             return self.prompt_profile
-        return "small" if self.backend == "local" else "default"
+        return "small" if backend_of(self.backend).small else "default"
 
     @property
     def reply_tokens(self) -> int:
@@ -124,14 +201,25 @@ class RLMConfig:
     def child(self) -> RLMConfig:
         return replace(self, depth=self.depth + 1)
 
+    def lm_kwargs(self, role: str) -> tuple[str, dict[str, Any], str | None]:
+        """(backend, its kwargs, model) of the root's LM or the sub-calls' (``role`` "sub"): the
+        sub-calls take the root's backend, kwargs and model unless theirs are given."""
+        if role == "root":
+            return self.backend, dict(self.backend_kwargs), self.model_name
+        backend = self.sub_backend or self.backend
+        same = backend == self.backend and self.sub_backend_kwargs is None
+        kwargs = self.sub_backend_kwargs if self.sub_backend_kwargs is not None else {}
+        if same:
+            kwargs = self.backend_kwargs
+        return backend, dict(kwargs), self.sub_model_name or (self.model_name if same else None)
+
     def public(self) -> dict[str, Any]:
         """The settings for a trajectory: no API keys, no headers."""
-        hidden = {"api_key", "default_headers", "http_client", "auth_token"}
         out: dict[str, Any] = {}
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
             if isinstance(value, dict):
-                value = {k: v for k, v in value.items() if k not in hidden}
+                value = public_kwargs(value)
             if isinstance(value, Path):
                 value = str(value)
             if name == "tools":
@@ -143,11 +231,115 @@ class RLMConfig:
 
 
 # The settings of a run that every front end offers under the same name (the Python API's keyword
-# arguments, the magics' options and %config traits): those with a help text above.
-RUN_SETTINGS: tuple[str, ...] = tuple(
-    f.name for f in RLMConfig.__dataclass_fields__.values() if "help" in f.metadata
-)
+# arguments, the magics' options and %config traits, the eval's flags): those with a help text above.
+RUN_SETTINGS: tuple[str, ...] = tuple(f.name for f in fields(RLMConfig) if "help" in f.metadata)
+# Older spellings, still accepted: {"profile": "prompt_profile", ...}.
+ALIASES: dict[str, str] = {f.metadata["alias"]: f.name for f in fields(RLMConfig) if "alias" in f.metadata}
+_FIELDS = {f.name: f for f in fields(RLMConfig)}
 
 
 def setting_help(name: str) -> str:
-    return RLMConfig.__dataclass_fields__[name].metadata["help"]
+    return _FIELDS[name].metadata["help"]
+
+
+def setting_env(name: str) -> str | None:
+    """The environment variable a front end reads for setting ``name``, if it has one."""
+    return _FIELDS[name].metadata.get("env")
+
+
+def setting_kind(name: str) -> str | None:
+    return _FIELDS[name].metadata.get("kind")
+
+
+def setting_choices(name: str) -> tuple[str, ...] | None:
+    tp = typing.get_type_hints(RLMConfig)[name]
+    if typing.get_origin(tp) is Literal:
+        return typing.get_args(tp)
+    return _FIELDS[name].metadata.get("choices")
+
+
+def setting_type(name: str) -> type:
+    """The plain type a command line parses setting ``name`` as: bool, int, float or str."""
+    tp = typing.get_type_hints(RLMConfig)[name]
+    args = set(typing.get_args(tp)) or {tp}
+    for plain in (bool, int, float):
+        if plain in args or tp is plain:
+            return plain
+    return str
+
+
+def normalize(
+    settings: Mapping[str, Any], *, known: typing.Iterable[str] = (), where: str = "RLM"
+) -> dict[str, Any]:
+    """``settings`` by their current names: an older spelling is renamed with a
+    :class:`DeprecatedName` warning; a name that is neither a field of RLMConfig nor in ``known`` is a
+    one-line error that names the closest setting."""
+    names = set(_FIELDS) | set(known)
+    out: dict[str, Any] = {}
+    for name, value in settings.items():
+        if name in ALIASES and name not in names:
+            new = ALIASES[name]
+            warnings.warn(
+                f"{where}: {name!r} is now called {new!r}; the old name will go.",
+                DeprecatedName,
+                stacklevel=3,
+            )
+            if new in settings:
+                raise ConfigError(f"{where}: {name!r} and {new!r} are the same setting: give one.")
+            name = new
+        elif name not in names:
+            close = difflib.get_close_matches(name, sorted(names | set(ALIASES)), n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(f"{where}: unknown setting {name!r}.{hint}")
+        out[name] = value
+    return out
+
+
+def add_arguments(
+    parser: argparse.ArgumentParser,
+    *,
+    defaults: RLMConfig | None = None,
+    skip: typing.Iterable[str] = (),
+    functions: str = "NAME,...",
+) -> None:
+    """A ``--flag`` for each run setting (``--max-iterations``, ``--model-name``, ...) and a hidden one
+    for each older spelling, all with ``dest`` the setting's name and default None (absent: the caller's
+    own default). Dict settings are left out; ``functions`` is the metavar of ``--tools``."""
+    skip = set(skip)
+    for name in RUN_SETTINGS:
+        if name in skip or setting_kind(name) == "dict":
+            continue
+        flag = "--" + name.replace("_", "-")
+        keywords: dict[str, Any] = {"dest": name, "default": None}
+        help = setting_help(name)
+        if defaults is not None and getattr(defaults, name) not in (None, (), {}, False):
+            help += f" (default: {getattr(defaults, name)})"
+        if setting_kind(name) == "functions":
+            keywords["metavar"] = functions
+        elif setting_type(name) is bool:
+            keywords["action"] = argparse.BooleanOptionalAction
+        elif choices := setting_choices(name):
+            keywords["choices"] = list(choices)
+        else:
+            keywords["type"] = setting_type(name)
+        parser.add_argument(flag, help=help[0].lower() + help[1:], **keywords)
+        alias = _FIELDS[name].metadata.get("alias")
+        if alias:
+            parser.add_argument(
+                "--" + alias.replace("_", "-"),
+                dest=name,
+                action=_Deprecated,
+                help=argparse.SUPPRESS,
+                **{k: v for k, v in keywords.items() if k in ("type", "choices", "metavar")},
+            )
+
+
+class _Deprecated(argparse.Action):
+    """An older spelling of a flag: stores the value, with a :class:`DeprecatedName` warning."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        new = "--" + self.dest.replace("_", "-")
+        warnings.warn(
+            f"{option_string} is now called {new}; the old name will go.", DeprecatedName, stacklevel=2
+        )
+        setattr(namespace, self.dest, values)

@@ -1,4 +1,8 @@
-"""Plain-text progress for terminals and front ends without widgets: a bus subscriber."""
+"""Plain-text progress for terminals and front ends without widgets: a bus subscriber.
+
+Its figures are :mod:`rlm_kernel.view`'s fold, in the same lines as the other views: a step's line
+when the step ends, the run's totals when the run ends.
+"""
 
 from __future__ import annotations
 
@@ -18,15 +22,14 @@ from .events import (
     RunWarning,
     StepFinished,
     StepStarted,
-    SubcallFinished,
-    SubcallStarted,
 )
+from .view import RunState, step_line, totals_line
 
 __all__ = ["ConsoleView"]
 
 
 class ConsoleView:
-    """Prints each root turn as it streams, each step's code and output, and one line per batch.
+    """Prints each root turn as it streams, each step's code output and its line, and the totals.
 
     ``stream`` defaults to the real stdout at creation time, so output of the REPL's own
     code (which is captured for the root) never mixes with it.
@@ -36,9 +39,8 @@ class ConsoleView:
         self.stream = stream or sys.__stdout__ or sys.stdout
         self.show_output = show_output
         self.stream_tokens = stream_tokens
+        self.state = RunState()
         self._lock = threading.Lock()
-        self._calls: dict[str, int] = {}  # in flight per run
-        self._done: dict[str, int] = {}
         self._streaming = False
 
     def _write(self, text: str) -> None:
@@ -47,10 +49,14 @@ class ConsoleView:
 
     def __call__(self, event: Event) -> None:
         with self._lock:
+            if isinstance(event, RunStarted) and event.depth == 0:
+                self.state = RunState()  # a view may be handed one run after another
+            self.state.apply(event)
             self._handle(event)
 
     def _handle(self, event: Event) -> None:
         pad = "  " * event.depth
+        top = event.run_id == self.state.run_id
         if isinstance(event, RunStarted):
             what = "run" if event.depth == 0 else "child run"
             self._write(f"{pad}── {what} {event.run_id}: {event.model} (sub-calls: {event.sub_model})\n")
@@ -77,11 +83,8 @@ class ConsoleView:
             )
             if out.strip():
                 self._write(textwrap.indent(out.rstrip() + "\n", pad + "  │ "))
-            self._flush_calls(event.run_id, pad)
-        elif isinstance(event, SubcallStarted):
-            self._calls[event.run_id] = self._calls.get(event.run_id, 0) + 1
-        elif isinstance(event, SubcallFinished):
-            self._done[event.run_id] = self._done.get(event.run_id, 0) + 1
+            if top:  # a child's calls and tools are in the line of the top step that started it
+                self._write(f"  {step_line(self.state.steps[event.step], self.state)}\n")
         elif isinstance(event, AnswerSet):
             self._write(f"{pad}✔ answer ({event.source}): {event.content[:200]}\n")
         elif isinstance(event, AnswerDoubted):
@@ -91,10 +94,5 @@ class ConsoleView:
         elif isinstance(event, RunEnded):
             if event.error:
                 self._write(f"{pad}✘ {event.error}\n")
-            self._write(f"{pad}── {event.iterations} turn(s), {event.elapsed_s:.1f} s\n")
-
-    def _flush_calls(self, run_id: str, pad: str) -> None:
-        started = self._calls.pop(run_id, 0)
-        done = self._done.pop(run_id, 0)
-        if started:
-            self._write(f"{pad}  ({started} sub-call(s), {done} finished)\n")
+            totals = f" · {totals_line(self.state)}" if top else ""
+            self._write(f"{pad}── {event.iterations} turn(s), {event.elapsed_s:.1f} s{totals}\n")

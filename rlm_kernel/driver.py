@@ -11,6 +11,7 @@ how they wait:
 
     drive      a thread: LM calls block on the pool, code runs here      (the Python API, children)
     adrive     a coroutine: LM calls are awaited, code runs in a thread  (``acompletion``, the magics)
+               (its loop is made with ``offload``: blocking work is yielded as :class:`Blocking`)
     notebook   a cell that finishes when a human runs it                 (``jupyter/notebook.py``)
 """
 
@@ -19,10 +20,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import queue
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Generator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .budget import Budget
@@ -38,6 +40,7 @@ from .lm.base import Completion, LMClient, price_of
 from .lm.replay import Recording, RecordingLM
 from .prompts import context_metadata
 from .rewind import Branch
+from .runtime import Runtime, StopSignal, default_runtime
 from .secrets import Redactor, secrets_of
 from .subcalls import SubcallPool, Subcalls
 
@@ -49,6 +52,7 @@ __all__ = [
     "RunParts",
     "Ran",
     "Regenerate",
+    "Blocking",
     "Loop",
     "Wait",
     "prepare",
@@ -69,15 +73,19 @@ def new_run_id() -> str:
 class RunTree:
     """Shared by the root run and all its children: pool, budget, bus, LMs, cancel switch."""
 
-    def __init__(self, config: RLMConfig, bus: EventBus) -> None:
+    def __init__(self, config: RLMConfig, bus: EventBus, runtime: Runtime | None = None) -> None:
         self.config = config
         self.bus = bus
+        self.runtime = runtime or default_runtime()
         self.redactor = Redactor(
             secrets_of(config.backend_kwargs, config.sub_backend_kwargs, config.executor_kwargs)
         )
         bus.redact = self.redactor.event  # before the writer, the views and the budget see any event
-        self.pool = SubcallPool(config.max_concurrency)
         self.budget = Budget(config.max_budget, config.max_tokens, config.max_timeout)
+        deadline = None if config.max_timeout is None else self.budget.started + config.max_timeout
+        # Cancelled, or out of time: what ends the tree's calls in flight and its running steps.
+        self.stop = StopSignal(deadline, runtime=self.runtime)
+        self.pool = SubcallPool(config.max_concurrency, runtime=self.runtime, stop=self.stop)
         self._unsubscribe = bus.subscribe(self.budget.observe)
         self._recording = Recording(config.record) if config.record else None
         self._lms: dict[tuple[str, str | None], LMClient] = {}
@@ -85,15 +93,8 @@ class RunTree:
     def _make(self, role: str, model: str | None) -> LMClient:
         key = (role, model)
         if key not in self._lms:
-            c = self.config
-            if role == "root":
-                lm = make_lm(c.backend, c.backend_kwargs)
-            else:
-                backend = c.sub_backend or c.backend
-                kwargs = c.sub_backend_kwargs
-                if kwargs is None:  # the root's settings, unless they are another provider's
-                    kwargs = c.backend_kwargs if backend == c.backend else {}
-                lm = make_lm(backend, kwargs, model=model)
+            backend, kwargs, default = self.config.lm_kwargs(role)
+            lm = make_lm(backend, kwargs, model=model or default)
             self.budget.require_prices([lm.model_name], functools.partial(price_of, lm))
             self._lms[key] = RecordingLM(lm, self._recording) if self._recording else lm
         return self._lms[key]
@@ -111,12 +112,11 @@ class RunTree:
 
     @property
     def cancelled(self) -> bool:
-        return self.pool.cancelled.is_set()
+        return self.stop.cancelled
 
     def should_stop(self) -> bool:
         """Whether a running step must end now: the run was stopped, or is out of time."""
-        left = self.budget.time_left()
-        return self.cancelled or (left is not None and left <= 0)
+        return self.stop()
 
     def close(self) -> None:
         for lm in self._lms.values():
@@ -137,6 +137,12 @@ class RunParts:
     executor: Executor
     subcalls: Subcalls
     lm: LMClient
+    hints: queue.SimpleQueue[str] = field(default_factory=queue.SimpleQueue)
+
+    def hint(self, text: str) -> None:
+        """Guidance for the root's next turn, from any thread: the loop gives it to the run at its
+        next step boundary, so it never lands while the engine is inside a call."""
+        self.hints.put(text)
 
 
 def prepare(
@@ -167,7 +173,7 @@ def prepare(
         run_id=run_id,
         parent_id=parent_id,
         parent_call_id=parent_call_id,
-        clock=time.perf_counter,
+        started=time.perf_counter(),
         redact=tree.redactor.text,
         branch=branch,
     )
@@ -195,7 +201,7 @@ def prepare(
         context,
         None if config.profile == "no_subcalls" else subcalls,
         helpers or None,
-        stop_when=tree.should_stop,
+        stop_when=tree.stop,
     )
     return RunParts(run, tree, executor, subcalls, lm)
 
@@ -292,22 +298,37 @@ class Regenerate:
     :class:`Ran`."""
 
 
-Wait = AskRoot | Verify | Execute
+@dataclass(frozen=True)
+class Blocking:
+    """Work that blocks (reading FINAL's variable, clearing the answer, waiting for cancelled calls
+    to end), handed to a driver that must not block: it calls ``call()`` off its event loop and
+    sends back the return value. Only a :class:`Loop` made with ``offload=True`` yields these."""
+
+    call: Callable[[], Any]
+
+
+Wait = AskRoot | Verify | Execute | Blocking
 
 
 class Loop:
     """The root loop of one run. ``start``, ``send`` and ``throw`` return the next thing to wait
-    for, or the run's ``Finish``."""
+    for, or the run's ``Finish``. The loop is the engine's only caller: hints queued on
+    :class:`RunParts` from other threads reach the run here, between calls, and each call's time
+    is read here (``clock``), never by the engine."""
 
-    def __init__(self, parts: RunParts) -> None:
+    def __init__(
+        self, parts: RunParts, *, offload: bool = False, clock: Callable[[], float] = time.perf_counter
+    ) -> None:
         self.parts = parts
+        self.offload = offload
+        self.clock = clock
         self.finish: Finish | None = None
         self._steps = self._loop()
 
     def start(self) -> Wait | Finish:
         return self._advance(lambda: next(self._steps))
 
-    def send(self, value: Completion | str | Ran | Regenerate) -> Wait | Finish:
+    def send(self, value: Completion | str | Ran | Regenerate | Any) -> Wait | Finish:
         return self._advance(lambda: self._steps.send(value))
 
     def throw(self, error: RLMError) -> Wait | Finish:
@@ -315,9 +336,23 @@ class Loop:
         return self._advance(lambda: self._steps.throw(error))
 
     def end(self, finish: Finish) -> Finish:
-        """The run ended outside the loop (a human set the answer in a cell of their own)."""
+        """The run ended outside the loop."""
         self._steps.close()
         self.finish = self.finish or finish
+        return self.finish
+
+    def human_step(self, code: str, output: str, error: str | None, elapsed_s: float) -> None:
+        """A cell of the human's own ran while the loop waits: a step of the run, which the root
+        sees next turn (notebook mode)."""
+        if self.finish is None:
+            self._boundary()
+            self.parts.run.human_step(code, output, error, elapsed_s)
+
+    def human_answer(self, answer: Any) -> Finish:
+        """A cell of the human's own set the answer: the run ends with it."""
+        if self.finish is None:
+            self._boundary()
+            return self.end(self.parts.run.human_answer(answer))
         return self.finish
 
     def _advance(self, step: Callable[[], Wait]) -> Wait | Finish:
@@ -330,12 +365,27 @@ class Loop:
             return stop.value
         except Exception as exc:  # the loop itself failed (a bug): the run ends with what it had
             log.exception("rlm_kernel: the root loop failed")
+            self._boundary()
             self.finish = self.parts.run.abort(_unexpected(exc))
             return self.finish
+
+    def _boundary(self) -> None:
+        """Before each call into the engine: the time now, and the hints that came meanwhile."""
+        run, hints = self.parts.run, self.parts.hints
+        run.now = self.clock()
+        while not hints.empty() and not run.done:
+            run.hint(hints.get_nowait())
+
+    def _blocking(self, call: Callable[[], Any]) -> Generator[Wait, Any, Any]:
+        """``call()``'s value: made here, or, with ``offload``, by the driver off its event loop."""
+        if self.offload:
+            return (yield Blocking(call))
+        return call()
 
     def _loop(self) -> Generator[Wait, Any, Finish]:
         parts = self.parts
         run, tree = parts.run, parts.tree
+        self._boundary()
         action: Action = run.start()
         while not isinstance(action, Finish):
             try:
@@ -344,16 +394,21 @@ class Loop:
                 tree.budget.check()
                 if isinstance(action, AskRoot):
                     if action.reopen:
-                        self._reopen()
-                    action = run.receive_reply((yield action))
+                        yield from self._blocking(self._reopen)
+                    reply = yield action
+                    self._boundary()
+                    action = run.receive_reply(reply)
                 elif isinstance(action, Verify):
-                    action = run.receive_verdict((yield action))
+                    verdict = yield action
+                    self._boundary()
+                    action = run.receive_verdict(verdict)
                 elif isinstance(action, Execute):
                     parts.subcalls.step, parts.subcalls.replaying = action.step, action.replay
                     ran: Ran | Regenerate = yield action
                     parts.subcalls.replaying = False
                     if tree.cancelled:
                         raise RunCancelled()
+                    self._boundary()
                     if isinstance(ran, Regenerate):
                         if run.can_regenerate:
                             action = run.regenerate()
@@ -365,10 +420,14 @@ class Loop:
                         o.result, answer_ready=o.answer_ready, answer=o.answer, restored=o.restored
                     )
                 elif isinstance(action, ResolveFinal):
-                    action = run.receive_final(*parts.executor.resolve(action.directive))
+                    resolve = functools.partial(parts.executor.resolve, action.directive)
+                    content, problem = yield from self._blocking(resolve)
+                    self._boundary()
+                    action = run.receive_final(content, problem)
             except RLMError as exc:
-                if run.depth == 0:
-                    tree.pool.drain()  # let cancelled calls record their end before the run's
+                if run.depth == 0:  # let cancelled calls record their end before the run's
+                    yield from self._blocking(tree.pool.drain)
+                self._boundary()
                 action = run.abort(exc)
         return action
 
@@ -388,7 +447,9 @@ def drive(parts: RunParts) -> Finish:
     while not isinstance(wait, Finish):
         try:
             if isinstance(wait, (AskRoot, Verify)):
-                value: Completion | str | Ran = parts.tree.pool.run(call_lm(parts, wait))
+                value: Any = parts.tree.pool.run(call_lm(parts, wait))
+            elif isinstance(wait, Blocking):
+                value = wait.call()
             else:
                 value = Ran(wait.code, parts.executor.execute(wait.code, step=wait.step))
         except KeyboardInterrupt:
@@ -412,21 +473,24 @@ Approve = Callable[[int, str], Awaitable["str | Regenerate"]]
 
 
 async def adrive(parts: RunParts, approve: Approve | None = None) -> Finish:
-    """The async driver: LM calls are awaited, code runs in a worker thread. Cancelling the task
-    cancels every call in flight and keeps the partial run.
+    """The async driver: LM calls are awaited, code and other blocking work run in worker threads,
+    so the caller's event loop never blocks. Cancelling the task cancels every call in flight and
+    keeps the partial run.
 
     ``approve(step, code)``, if given, is awaited before each step and returns the code to run
     (a human's edit of it is recorded, and the root is told what changed), or ``Regenerate()`` to
     have the root propose the step again."""
     tree = parts.tree
-    loop = Loop(parts)
+    loop = Loop(parts, offload=True)
     wait = loop.start()
     step: asyncio.Future[StepOutcome] | None = None
     while not isinstance(wait, Finish):
         try:
             if isinstance(wait, (AskRoot, Verify)):
                 future = asyncio.wrap_future(tree.pool.submit(call_lm(parts, wait), bounded=False))
-                value: Completion | str | Ran = await future
+                value: Any = await future
+            elif isinstance(wait, Blocking):
+                value = await asyncio.to_thread(wait.call)
             else:
                 code = wait.code if approve is None or wait.replay else await approve(wait.step, wait.code)
                 if isinstance(code, Regenerate):
@@ -436,7 +500,8 @@ async def adrive(parts: RunParts, approve: Approve | None = None) -> Finish:
                 value = Ran(code, await asyncio.shield(step))
         except asyncio.CancelledError:
             stopped = tree.cancelled
-            tree.cancel()
+            tree.pool.cancel_all()
+            await asyncio.to_thread(tree.pool.drain)
             if step is not None and not step.done():
                 # The executor ends a busy step at once; one blocked in C keeps its thread until the
                 # call returns, and the run does not wait for it past a second.

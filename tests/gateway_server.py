@@ -1,5 +1,5 @@
 """A real Jupyter Kernel Gateway on 127.0.0.1 with a random token, for the gateway executor's tests
-and benchmarks, set up as the README says: the ``rlm-sandbox`` kernelspec installed where the
+and benchmarks, set up as docs/executors.md says: the ``rlm-sandbox`` kernelspec installed where the
 gateway finds it, kernels' channels over IPC, and the token in the gateway's environment (never on
 a command line, where any process of the machine could read it)."""
 

@@ -1,6 +1,6 @@
 """A real ``jupyter lab`` on 127.0.0.1 wired to the scripted LM server, and Chromium's settings.
 
-Shared by the browser tests (``tests/browser``) and the README screenshots (``docs/screenshots.py``).
+Shared by the browser tests (``tests/browser``) and the documentation's screenshots (``docs/screenshots.py``).
 JupyterLab runs in its own temporary root, settings, workspaces and runtime folders; the kernels it
 starts inherit ``OPENAI_BASE_URL`` and friends, so they talk to the scripted server.
 """

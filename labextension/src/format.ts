@@ -1,6 +1,18 @@
-/** Numbers as the side panel, the toolbar and the badges show them. */
+/**
+ * Numbers and lines as the side panel, the toolbar and the badges show them. The one-line texts
+ * of a run (a tool call, a step, the totals) are those of `rlm_kernel/view.py`, held to the same
+ * fixtures (`tests/fixtures/fold`).
+ */
 
-import { stepTally, stepTools, type StepAuthor, type StepView, type Tally, type ToolView } from './runs';
+import {
+  stepTally,
+  stepTools,
+  type RunView,
+  type StepAuthor,
+  type StepView,
+  type Tally,
+  type ToolView
+} from './runs';
 
 export function formatTokens(n: number): string {
   return n >= 10_000 ? `${(n / 1000).toFixed(1)}k` : n.toLocaleString('en-US');
@@ -37,6 +49,8 @@ export function formatTally(t: Tally): string {
 
 /** Characters of a tool call's arguments in its line (all of them in its tooltip). */
 export const TOOL_ARGS_SHOWN = 60;
+/** Characters of a tool call's error in its line. */
+export const TOOL_ERROR_SHOWN = 160;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -44,7 +58,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /**
  * A tool call in short, e.g. `open_file(name="a.txt", start=8)`, as the in-cell view writes it
- * (render.py's tool_call_text): arguments that are not JSON (cut by the kernel) stay as they are.
+ * (view.py's tool_call_text): arguments that are not JSON (cut by the kernel) stay as they are.
  */
 export function toolCallText(tool: ToolView): string {
   let parsed: unknown = null;
@@ -75,8 +89,14 @@ export function toolCallText(tool: ToolView): string {
 
 /** What a tool call gave: its result's size and its time, or its error. */
 export function toolOutcome(tool: ToolView): string {
-  const gave = tool.error !== null ? `✗ ${tool.error}` : `${formatTokens(tool.resultChars)} chars`;
+  const gave =
+    tool.error !== null ? `✗ ${tool.error.slice(0, TOOL_ERROR_SHOWN)}` : `${formatTokens(tool.resultChars)} chars`;
   return `${gave} · ${formatSeconds(tool.latencyS)}`;
+}
+
+/** A tool call in a line: what was called, and what it gave. */
+export function toolLine(tool: ToolView): string {
+  return `${toolCallText(tool)} · ${toolOutcome(tool)}`;
 }
 
 /** The tools called, in the order first called: `list_files, open_file × 2`. */
@@ -130,4 +150,47 @@ export function stepTooltip(step: StepView | null, number: number, author: StepA
     lines.push(`ran in ${formatSeconds(step.elapsedS)}`);
   }
   return lines.join('\n');
+}
+
+const STEP_STATUS: Record<string, string> = {
+  error: 'error',
+  done: 'done',
+  stopped: 'stopped before it ran'
+};
+
+/** One step in a line, e.g. `step 2 · root · done · 3 sub-call(s) · root LM 1.20 s · code 0.10 s`. */
+export function stepLine(step: StepView, run: RunView): string {
+  const author = step.author === 'human' ? 'human' : step.author === 'human-edited' ? 'root, edited' : 'root';
+  const status =
+    STEP_STATUS[step.status] ??
+    (step.status === 'waiting' && run.waitingFor === step.step ? 'waiting for you to run its cell' : 'running');
+  const bits = [`step ${step.step}`, step.replayed ? `${author}, replayed` : author, status];
+  if (step.calls.length > 0) {
+    const running = step.calls.filter(c => c.status === 'running').length;
+    bits.push(`${step.calls.length} sub-call(s)${running > 0 ? `, ${running} running` : ''}`);
+  }
+  const tools = stepTools(step);
+  if (tools.length > 0) {
+    const failed = tools.filter(t => t.error !== null).length;
+    bits.push(`${tools.length} tool call(s): ${toolNames(tools)}${failed > 0 ? `, ${failed} failed` : ''}`);
+  }
+  if (step.lmS !== null) {
+    bits.push(`root LM ${step.lmS.toFixed(2)} s`);
+  }
+  if (step.elapsedS !== null) {
+    bits.push(`code ${step.elapsedS.toFixed(2)} s`);
+  }
+  return bits.join(' · ');
+}
+
+/** The run's figures, children included: `5 LM call(s) · 25 in / 9 out tokens · $1.5000`. */
+export function totalsLine(run: RunView): string {
+  const t = run.totals;
+  const tools = run.toolCalls > 0 ? ` · ${run.toolCalls} tool call(s)` : '';
+  const cached = t.cachedTokens > 0 ? ` · ${t.cachedTokens.toLocaleString('en-US')} cached` : '';
+  const cost = t.cost === null ? 'cost unknown' : `$${t.cost.toFixed(4)}`;
+  return (
+    `${t.calls} LM call(s)${tools} · ${t.inputTokens.toLocaleString('en-US')} in / ` +
+    `${t.outputTokens.toLocaleString('en-US')} out tokens${cached} · ${cost}`
+  );
 }

@@ -4,12 +4,16 @@
  *
  * Theory of operation. A `RunLog` only receives data (`applyMessage`, `applyEvent`, and a few
  * facts the front end observes itself: which cell holds a step, which cell a human ran); it
- * never touches a comm or a widget. Views read it after `onChange` fires. Counting follows
- * `rlm_kernel/usage.py`: totals are the root replies at any depth plus the `llm` sub-calls;
- * an `rlm` sub-call is shown but counted through its child run's own calls, never twice.
+ * never touches a comm or a widget. Views read it after `onChange` fires. What counts as an LM
+ * call is `isLmCall`, usage.py's `is_lm_call`: the root replies at any depth plus the `llm`
+ * sub-calls that asked an LM; an `rlm` sub-call is shown but counted through its child run's own
+ * calls, never twice, and a branch's replayed sub-call was answered from its recording.
  * Events of a child run (`rlm_query`, depth > 0) roll up into the top-level run, under the
  * parent step that spawned them. A tool call goes under the sub-call whose model asked for it,
  * or under its step when the root's code called it.
+ *
+ * The same fold in Python is `rlm_kernel/view.py`; the fixtures in `tests/fixtures/fold` hold both
+ * to one result (`__tests__/fold.spec.ts`, `tests/unit/test_fold_fixtures.py`).
  */
 
 import type {
@@ -80,6 +84,8 @@ export interface CallView {
   batchId: string | null;
   /** A branch's replayed step's sub-call, answered from the recording: no LM was called. */
   replayed: boolean;
+  /** Counted in the run's LM calls (`isLmCall` of the event that ended it). */
+  lmCall: boolean;
   /** The tools its model asked for, in order. */
   tools: ToolView[];
 }
@@ -94,6 +100,8 @@ export interface StepView {
   calls: CallView[];
   /** The root LM's reply that proposed the step (a root step), with its tokens, latency, cost. */
   reply: CallView | null;
+  /** That reply's latency, on the first step it proposed only (so a reply's time is counted once). */
+  lmS: number | null;
   elapsedS: number | null;
   error: string | null;
   /** A branch running again a step of the run it continues (its cell is that run's). */
@@ -165,10 +173,13 @@ function addCall(tally: Tally, call: CallView): void {
   tally.maxLatencyS = Math.max(tally.maxLatencyS, call.latencyS);
 }
 
-/** Whether a call counts in totals (usage.py's rule: `rlm` sub-calls count through their child;
- * a replayed one called no LM). */
-export function counts(call: CallView): boolean {
-  return call.kind !== 'rlm' && !call.replayed;
+/** Whether an event ends one LM call (usage.py's `is_lm_call`): `rlm` sub-calls count through
+ * their child run's own calls; a branch's replayed sub-call called no LM. */
+export function isLmCall(event: RLMEvent): boolean {
+  return (
+    event.kind === 'root_reply' ||
+    (event.kind === 'subcall_finished' && event.call_kind === 'llm' && !(event.replayed ?? false))
+  );
 }
 
 /** The tally of a step's calls: tokens, latency and cost of its sub-calls (children included). */
@@ -177,7 +188,7 @@ export function stepTally(step: StepView): Tally {
   for (const call of step.calls) {
     if (call.status === 'running') {
       tally.running += 1;
-    } else if (counts(call)) {
+    } else if (call.lmCall) {
       addCall(tally, call);
     }
   }
@@ -189,9 +200,17 @@ export function stepTools(step: StepView): ToolView[] {
   return [...step.tools, ...step.calls.flatMap(call => call.tools)];
 }
 
-/** Code that steers a run rather than joining it (the kernel's rule in notebook.py). */
-export function isRlmCommand(source: string): boolean {
-  return /^\s*%%?rlm\b/.test(source);
+/**
+ * A cell that steers a run (`%rlm hint`, `%rlm stop`, `%%rlm`, `x = %rlm ...`) rather than joining
+ * it: the forms the kernel's input transformer rewrites, plus `%rlm?` (help). `%rlmx` is another
+ * magic, so its cell is the human's code like any other.
+ */
+const COMMAND = /^(?:[A-Za-z_][A-Za-z0-9_]*\s*=\s*)?(%%?)rlm(?=\s|\?|$)/;
+
+/** Which of the kernel's magics a cell's source starts with, if any (view.py's `rlm_command`). */
+export function rlmCommand(source: string): '%rlm' | '%%rlm' | null {
+  const m = COMMAND.exec(source.trimStart());
+  return m === null ? null : m[1] === '%%' ? '%%rlm' : '%rlm';
 }
 
 export class RunLog {
@@ -206,6 +225,8 @@ export class RunLog {
   private calls = new Map<string, CallView>();
   /** Each top-level run's latest root reply: the one that proposes the steps that follow it. */
   private replies = new Map<string, CallView>();
+  /** Its latency, until the first step it proposed takes it. */
+  private replyLatency = new Map<string, number>();
   /** Cells a human ran during the active run, waiting for their `step_started` (author human). */
   private humanCells: string[] = [];
   private answered = new Set<string>();
@@ -291,7 +312,7 @@ export class RunLog {
    */
   cellRun(cellId: string, source: string): StepView | 'human' | null {
     const run = this.active;
-    if (run === null || run.status !== 'running' || source.trim() === '' || isRlmCommand(source)) {
+    if (run === null || run.status !== 'running' || source.trim() === '' || rlmCommand(source) !== null) {
       return null;
     }
     // A proposed step's cell runs as that step once; run again, it is a human step.
@@ -458,6 +479,7 @@ export class RunLog {
     for (const call of this.callsOf(run)) {
       if (call.status === 'running') {
         call.status = 'cancelled';
+        call.cost = 0; // as the kernel's pool reports a cancelled call
         run.totals.running -= 1;
       }
     }
@@ -500,12 +522,14 @@ export class RunLog {
           cachedTokens: event.cached_tokens,
           latencyS: event.latency_s,
           cost: event.cost,
-          response: event.text.slice(0, 200)
+          response: event.text.slice(0, 200),
+          lmCall: isLmCall(event)
         });
         addCall(run.totals, call);
         if (!child) {
           addCall(run.root, call);
           this.replies.set(run.runId, call);
+          this.replyLatency.set(run.runId, event.latency_s);
         } else {
           this.attach(run, call);
         }
@@ -529,6 +553,8 @@ export class RunLog {
           } else {
             step.author = step.author === 'human-edited' ? step.author : 'root';
             step.reply = this.replies.get(run.runId) ?? null;
+            step.lmS = this.replyLatency.get(run.runId) ?? null;
+            this.replyLatency.delete(run.runId);
           }
         }
         break;
@@ -634,7 +660,8 @@ export class RunLog {
     call.error = event.error;
     call.response = event.response_preview;
     call.replayed = event.replayed ?? false;
-    if (counts(call)) {
+    call.lmCall = isLmCall(event);
+    if (call.lmCall) {
       addCall(run.totals, call);
     }
   }
@@ -752,6 +779,7 @@ export class RunLog {
         cellId: null,
         calls: [],
         reply: null,
+        lmS: null,
         elapsedS: null,
         error: null,
         replayed: false,
@@ -773,12 +801,13 @@ export class RunLog {
       outputTokens: 0,
       cachedTokens: 0,
       latencyS: 0,
-      cost: 0,
+      cost: null,
       error: null,
       prompt: '',
       response: '',
       batchId: null,
       replayed: false,
+      lmCall: false,
       tools: [],
       ...fields
     };

@@ -3,7 +3,7 @@ score them, resume, and plot.
 
     python -m rlm_kernel.eval list
     python -m rlm_kernel.eval run --tasks sniah,oolong,pairs --lengths 8k,32k,128k,1m \\
-        --methods rlm,base --model qwen2.5-coder-0.5b --split test -n 10 --out results/
+        --methods rlm,base --model-name qwen2.5-coder-0.5b --split test -n 10 --out results/
     python -m rlm_kernel.eval run --methods rlm,rlm+tips --tips-file tips.md --out results/
     python -m rlm_kernel.eval show results/
     python -m rlm_kernel.eval plot results/
@@ -18,8 +18,9 @@ import asyncio
 import sys
 from pathlib import Path
 
+from ..config import RUN_SETTINGS, add_arguments
 from ..errors import ConfigError, RLMError
-from .methods import _TAKES_TIPS, METHODS, TIPS, Settings
+from .methods import _TAKES_TIPS, DEFAULTS, METHODS, TIPS, Settings
 from .results import load
 from .tasks import DESCRIPTIONS, SPLITS, family_names
 
@@ -48,40 +49,17 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("-n", type=int, default=5, help="tasks per family and length")
     r.add_argument("--task-file", action="append", default=[], help="your own tasks (JSONL); repeatable")
     r.add_argument("--out", default="results", help="the results folder")
-    r.add_argument("--backend", default="local", choices=["local", "openai", "anthropic"])
-    r.add_argument("--model", help="root model (local: qwen2.5-coder-0.5b or qwen2.5-coder-1.5b)")
-    r.add_argument("--sub-backend", choices=["local", "openai", "anthropic"])
-    r.add_argument("--sub-model")
+    # The run settings of the RLM methods, one flag each (--model-name, --max-iterations, ...).
+    add_arguments(r, defaults=DEFAULTS, skip=("log_dir", "record"), functions="MODULE:ATTR")
     r.add_argument("--base-url", help="an OpenAI- or Anthropic-compatible server")
-    r.add_argument("--profile", choices=["default", "small", "no_subcalls"])
-    r.add_argument("--max-iterations", type=int, default=12)
-    r.add_argument("--max-depth", type=int, default=1)
-    r.add_argument("--timeout", type=float, default=900, help="seconds for one rollout")
     r.add_argument("--base-max-tokens", type=int, default=2048, help="the longest answer of the base method")
-    r.add_argument(
-        "--executor",
-        choices=["kernel", "local", "gateway"],
-        default="kernel",
-        help="where RLM code runs: a kernel of its own (default), this process, or JUPYTER_GATEWAY_URL's",
-    )
     r.add_argument(
         "--isolation",
         choices=["sandbox", "none"],
         default="sandbox",
         help="a kernel's sandbox (default), or none where no sandbox can be made (bubblewrap missing)",
     )
-    tips = r.add_mutually_exclusive_group()
-    tips.add_argument("--tips", help="text appended to the root's prompt by the methods named with +tips")
-    tips.add_argument("--tips-file", help="the tips, from a file")
-    r.add_argument("--tools", metavar="MODULE:ATTR", help="a dict or list of functions for the root's code")
-    r.add_argument("--sub-tools", metavar="MODULE:ATTR", help="a dict or list of functions for sub-calls")
-    r.add_argument("--max-tool-rounds", type=int, default=8, help="tool-calling rounds of one sub-call")
-    r.add_argument(
-        "--verify",
-        action="store_true",
-        help="the sub-model checks each committed answer against what the code printed (RLM(verify=True)); "
-        "rollouts are keyed without it, so give such a sweep an --out of its own",
-    )
+    r.add_argument("--tips-file", help="the tips, from a file (instead of --tips)")
     r.add_argument("--runner", choices=["local", "ray"], default="local")
     r.add_argument("--concurrency", type=int, default=2, help="rollouts at once (local runner)")
     r.add_argument("--workers", type=int, default=2, help="Ray actors")
@@ -111,32 +89,19 @@ def _run(args: argparse.Namespace) -> int:
     from .plots import plot
     from .sweep import arun
 
-    kwargs = {"base_url": args.base_url} if args.base_url else {}
-    tips = args.tips
+    given = {name: getattr(args, name) for name in RUN_SETTINGS if getattr(args, name, None) is not None}
     if args.tips_file:
+        if "tips" in given:
+            raise ConfigError("Give the tips once: --tips or --tips-file.")
         try:
-            tips = Path(args.tips_file).read_text(encoding="utf-8")
+            given["tips"] = Path(args.tips_file).read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"Cannot read the tips file {args.tips_file!r}: {exc.strerror}.") from None
-    settings = Settings(
-        backend=args.backend,
-        model=args.model,
-        sub_backend=args.sub_backend,
-        sub_model=args.sub_model,
-        backend_kwargs=kwargs,
-        profile=args.profile,
-        max_iterations=args.max_iterations,
-        max_depth=args.max_depth,
-        timeout=args.timeout,
-        base_max_tokens=args.base_max_tokens,
-        executor=args.executor,
-        executor_kwargs={"isolation": args.isolation} if args.executor != "local" else {},
-        tips=tips,
-        tools=args.tools,
-        sub_tools=args.sub_tools,
-        max_tool_rounds=args.max_tool_rounds,
-        verify=args.verify,
-    )
+    if args.base_url:
+        given["backend_kwargs"] = {"base_url": args.base_url}
+    if given.get("executor", DEFAULTS.executor) != "local":
+        given["executor_kwargs"] = {"isolation": args.isolation}
+    settings = Settings(base_max_tokens=args.base_max_tokens, **given)
     coro = arun(
         args.tasks,
         args.lengths,
@@ -161,7 +126,7 @@ def _run(args: argparse.Namespace) -> int:
     print(results.table())
     print(f"\nResults: {Path(args.out) / 'results.jsonl'} and results.csv")
     if args.plot:
-        for path in plot(results, args.out, window=_DEFAULT_WINDOW.get(args.backend)):
+        for path in plot(results, args.out, window=_DEFAULT_WINDOW.get(settings.rlm.backend)):
             print(f"Plot: {path}")
     return 0
 

@@ -8,9 +8,9 @@
   an OpenAI-compatible endpoint (the bundled model's llama.cpp server, for ``local``).
 
 An RLM method named with ``+tips`` (``rlm+tips``, ``rlm-no-subcalls+tips``) is the same method with
-:attr:`Settings.tips` appended to the root's prompt; without the suffix it runs without them. So one
-sweep puts both side by side, and each is a rollout of its own in the results. The tools of
-:attr:`Settings.tools` / :attr:`Settings.sub_tools` go to every RLM method.
+the sweep's ``tips`` appended to the root's prompt; without the suffix it runs without them. So one
+sweep puts both side by side, and each is a rollout of its own in the results. The sweep's
+``tools`` and ``sub_tools`` go to every RLM method.
 
 Each returns an :class:`Outcome`; a failure of the method is an outcome with ``error`` set, so a
 sweep goes on. Exceptions that escape are the harness's own faults, and the runner records them as
@@ -21,23 +21,21 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..config import RLMConfig, normalize
 from ..errors import ConfigError, RLMError
-from ..lm import DEFAULT_MODELS
+from ..lm import BACKENDS, backend
 from .tasks import Task, as_text
 
-__all__ = ["Settings", "Outcome", "METHODS", "TIPS", "run_method", "split_method", "load_tools"]
+__all__ = ["Settings", "DEFAULTS", "Outcome", "METHODS", "TIPS", "run_method", "split_method"]
 
 TIPS = "+tips"  # the suffix of a method that runs with the sweep's tips
 _TAKES_TIPS = ("rlm", "rlm-no-subcalls")
-
-ToolSpec = Mapping[str, Callable[..., Any]] | Sequence[Callable[..., Any]] | str | None
 
 
 def split_method(name: str) -> tuple[str, bool]:
@@ -50,96 +48,50 @@ def tips_digest(tips: str | None) -> str:
     return hashlib.sha256(tips.strip().encode()).hexdigest()[:8] if tips and tips.strip() else ""
 
 
-def load_tools(spec: ToolSpec) -> Any:
-    """Tools as given (a dict or list of functions), or named by an import path ``module:attr``
-    (a dict or list there), so a command line and a Ray worker can find them."""
-    if not isinstance(spec, str):
-        return spec or {}
-    module, _, attr = spec.partition(":")
-    if not module or not attr:
-        raise ConfigError(f"Tools are named module:attr, not {spec!r}.")
-    try:
-        value = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"Cannot import the tools {spec!r}: {exc}") from None
-    if callable(value) and not isinstance(value, (Mapping, Sequence)):
-        value = [value]
-    return value
+# The run settings of every RLM rollout, unless a sweep says otherwise: the bundled model, in a
+# kernel of its own (no keys inside), a few turns, a few sub-calls at once, 15 minutes a rollout.
+DEFAULTS = RLMConfig(
+    backend="local", max_iterations=12, max_concurrency=8, max_timeout=900.0, executor="kernel", log_dir=False
+)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Settings:
-    """What every rollout of a sweep shares: the model(s) and the limits of one rollout."""
+    """What every rollout of a sweep shares: the run settings of its RLMs (``rlm``, an RLMConfig with
+    :data:`DEFAULTS`), and the eval's own. Run settings may also be given by name:
+    ``Settings(model_name="qwen2.5-coder-1.5b", max_iterations=8)``."""
 
-    backend: str = "local"
-    model: str | None = None
-    sub_backend: str | None = None
-    sub_model: str | None = None
-    backend_kwargs: Mapping[str, Any] = field(default_factory=dict)
-    sub_backend_kwargs: Mapping[str, Any] | None = None
-    profile: str | None = None
-    max_iterations: int = 12
-    max_depth: int = 1
-    max_concurrency: int = 8  # sub-calls in flight within one rollout
-    timeout: float | None = 900.0  # seconds for one rollout
-    base_max_tokens: int = 2048
-    executor: str = "kernel"  # where an RLM rollout's code runs: its own kernel, with no keys inside
-    executor_kwargs: Mapping[str, Any] = field(default_factory=dict)
-    tips: str | None = None  # appended to the root's prompt by the methods named with +tips
-    tools: ToolSpec = None  # functions the root's code calls: {"name": fn}, [fn, ...] or "module:attr"
-    sub_tools: ToolSpec = None  # functions only the sub-calls' models call (function calling)
-    max_tool_rounds: int = 8
-    verify: bool = False  # RLM(verify=True): the sub-model checks each answer against the printed output
+    rlm: RLMConfig
+    base_max_tokens: int = 2048  # the longest answer of the base method
+
+    def __init__(self, rlm: RLMConfig | None = None, *, base_max_tokens: int = 2048, **settings: Any) -> None:
+        settings = normalize(settings, where="Settings")
+        object.__setattr__(self, "rlm", replace(rlm or DEFAULTS, **settings) if settings else rlm or DEFAULTS)
+        object.__setattr__(self, "base_max_tokens", base_max_tokens)
 
     @property
     def model_label(self) -> str:
-        if self.model:
-            return self.model
-        return (
-            "qwen2.5-coder-0.5b"
-            if self.backend == "local"
-            else DEFAULT_MODELS.get(self.backend, self.backend)
-        )
+        return self.rlm.model_name or backend(self.rlm.backend).default_model or self.rlm.backend
 
     @property
     def sub_model_label(self) -> str:
-        return self.sub_model or (
-            self.model_label if not self.sub_backend else DEFAULT_MODELS.get(self.sub_backend, "")
-        )
-
-    def root_kwargs(self) -> dict[str, Any]:
-        kwargs = dict(self.backend_kwargs)
-        if self.model:
-            kwargs["model_name"] = self.model
-        return kwargs
-
-    def sub_kwargs(self) -> dict[str, Any] | None:
-        if self.sub_backend_kwargs is None and not self.sub_model:
-            return None
-        kwargs = dict(self.sub_backend_kwargs if self.sub_backend_kwargs is not None else self.root_kwargs())
-        if self.sub_model:
-            kwargs["model_name"] = self.sub_model
-        return kwargs
+        sub, _, model = self.rlm.lm_kwargs("sub")
+        return model or backend(sub).default_model or sub
 
     def public(self) -> dict[str, Any]:
-        """The settings for a results file: no keys."""
-        hidden = {"api_key", "default_headers", "http_client", "auth_token"}
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        for name in ("backend_kwargs", "sub_backend_kwargs", "executor_kwargs"):
-            if out[name] is not None:
-                out[name] = {k: v for k, v in out[name].items() if k not in hidden}
-        for name in ("tools", "sub_tools"):  # functions by name: a results file holds no code
-            if out[name] is not None and not isinstance(out[name], str):
-                items = out[name].items() if isinstance(out[name], Mapping) else enumerate(out[name])
-                out[name] = [k if isinstance(k, str) else getattr(fn, "__name__", str(fn)) for k, fn in items]
-        return out
+        """The settings for a results file: no keys, tools by name."""
+        out = self.rlm.public()
+        out["tools"] = list(out["tools"])
+        out["sub_tools"] = [s.split("(")[0] for s in out["sub_tools"]]
+        return {**out, "base_max_tokens": self.base_max_tokens}
 
     def tips_for(self, method: str) -> str:
         """The digest of the tips a method runs with ("" for none), which its rollout key holds."""
-        return tips_digest(self.tips) if split_method(method)[1] else ""
+        return tips_digest(self.rlm.tips) if split_method(method)[1] else ""
 
     def with_(self, **changes: Any) -> Settings:
-        return replace(self, **changes)
+        own = {k: changes.pop(k) for k in ("base_max_tokens",) if k in changes}
+        return Settings(self.rlm, base_max_tokens=own.get("base_max_tokens", self.base_max_tokens), **changes)
 
 
 @dataclass
@@ -162,26 +114,10 @@ class Outcome:
 async def _rlm(task: Task, settings: Settings, log_dir: Path | None, *, subcalls: bool = True) -> Outcome:
     from ..rlm import RLM
 
-    profile = settings.profile if subcalls else "no_subcalls"
-    rlm = RLM(
-        settings.backend,
-        settings.root_kwargs(),
-        settings.sub_backend,
-        settings.sub_kwargs(),
-        max_iterations=settings.max_iterations,
-        max_depth=settings.max_depth,
-        max_concurrency=settings.max_concurrency,
-        max_timeout=settings.timeout,
-        prompt_profile=profile,
-        log_dir=log_dir if log_dir is not None else False,
-        executor=settings.executor,
-        executor_kwargs=dict(settings.executor_kwargs),
-        tips=settings.tips,
-        tools=load_tools(settings.tools),
-        sub_tools=load_tools(settings.sub_tools),
-        max_tool_rounds=settings.max_tool_rounds,
-        verify=settings.verify,
-    )
+    config = replace(settings.rlm, log_dir=log_dir if log_dir is not None else False)
+    if not subcalls:
+        config = replace(config, prompt_profile="no_subcalls")
+    rlm = RLM.from_config(config)
     result = await rlm.acompletion(task.context, task.question)
     usage = result.usage
     return Outcome(
@@ -202,17 +138,18 @@ async def _rlm(task: Task, settings: Settings, log_dir: Path | None, *, subcalls
 async def _base(task: Task, settings: Settings, log_dir: Path | None) -> Outcome:
     from ..lm import make_lm
 
-    kwargs = settings.root_kwargs()
-    if settings.timeout is not None:  # one try, as long as the rollout may take: a slow model reads long
-        kwargs.setdefault("timeout", settings.timeout)
+    name, kwargs, model = settings.rlm.lm_kwargs("root")
+    timeout = settings.rlm.max_timeout
+    if timeout is not None:  # one try, as long as the rollout may take: a slow model reads long
+        kwargs.setdefault("timeout", timeout)
         kwargs.setdefault("max_retries", 0)
-    lm = make_lm(settings.backend, kwargs)
+    lm = make_lm(name, kwargs, model=model)
     prompt = f"{as_text(task.context)}\n\n{task.question}"
     try:
         coro = lm.complete([{"role": "user", "content": prompt}], max_tokens=settings.base_max_tokens)
-        completion = await asyncio.wait_for(coro, settings.timeout)
+        completion = await asyncio.wait_for(coro, timeout)
     except asyncio.TimeoutError:
-        return Outcome(answer=None, error=f"no reply within the rollout's {settings.timeout:g} s")
+        return Outcome(answer=None, error=f"no reply within the rollout's {timeout:g} s")
     except RLMError as exc:  # the provider refused: nothing was read, nothing is owed
         return Outcome(answer=None, error=str(exc), cost=0.0, calls=1)
     finally:
@@ -232,27 +169,31 @@ async def _reference(task: Task, settings: Settings, log_dir: Path | None) -> Ou
         import rlm as reference  # the rlms package
     except ImportError:
         raise ConfigError("The reference method needs the rlms package: pip install rlms.") from None
-    if settings.backend not in ("openai", "local"):
+    name, kwargs, model = settings.rlm.lm_kwargs("root")
+    if not backend(name).openai_compatible:
+        compatible = " or ".join(n for n, b in BACKENDS.items() if b.openai_compatible)
         raise ConfigError(
-            "The reference method runs on an OpenAI-compatible endpoint: use --backend openai or local."
+            f"The reference method runs on an OpenAI-compatible endpoint: use --backend {compatible}."
         )
-    kwargs = settings.root_kwargs()
-    if settings.backend == "local":
+    if model:
+        kwargs["model_name"] = model
+    if name != "openai":  # the endpoint of this process's own server (llama.cpp, started or shared)
         from ..lm import make_lm
 
-        lm = make_lm("local", kwargs)  # starts (or shares) this process's llama.cpp server
+        lm = make_lm(name, kwargs)
         kwargs = {"model_name": lm.model_name, "base_url": str(lm.base_url), "api_key": "local"}
         await lm.aclose()
 
     def run() -> Any:
         return reference.RLM(
-            backend="openai", backend_kwargs=kwargs, max_iterations=settings.max_iterations
+            backend="openai", backend_kwargs=kwargs, max_iterations=settings.rlm.max_iterations
         ).completion(task.context, root_prompt=task.question)
 
+    timeout = settings.rlm.max_timeout
     try:
-        result = await asyncio.wait_for(asyncio.to_thread(run), settings.timeout)
+        result = await asyncio.wait_for(asyncio.to_thread(run), timeout)
     except asyncio.TimeoutError:
-        return Outcome(answer=None, error=f"no answer within the rollout's {settings.timeout:g} s")
+        return Outcome(answer=None, error=f"no answer within the rollout's {timeout:g} s")
     usage = result.usage_summary
     return Outcome(
         answer=result.response,
@@ -294,15 +235,13 @@ def check_methods(names: list[str], settings: Settings | None = None) -> None:
     if settings is None:
         return
     tipped = [n for n in names if split_method(n)[1]]
-    if tipped and not tips_digest(settings.tips):
+    if tipped and not tips_digest(settings.rlm.tips):
         raise ConfigError(f"Method {tipped[0]!r} runs with tips, and none are given: pass tips (--tips).")
-    if tips_digest(settings.tips) and not tipped:
+    if tips_digest(settings.rlm.tips) and not tipped:
         raise ConfigError(
             "Tips are given but no method runs with them: add +tips to a method "
             "(--methods rlm,rlm+tips runs with and without them side by side)."
         )
-    for spec in (settings.tools, settings.sub_tools):
-        load_tools(spec)
 
 
 async def run_method(
@@ -310,7 +249,7 @@ async def run_method(
 ) -> tuple[Outcome, float]:
     """Run one method on one task; (outcome, wall seconds). A ``+tips`` method gets the tips."""
     method, with_tips = split_method(name)
-    if not with_tips and settings.tips is not None:
+    if not with_tips and settings.rlm.tips is not None:
         settings = settings.with_(tips=None)
     started = time.perf_counter()
     outcome = await METHODS[method](task, settings, log_dir)

@@ -48,7 +48,7 @@ class Job:
             self.method,
             settings.model_label,
             settings.sub_model_label,
-            settings.profile or "",
+            settings.rlm.prompt_profile or "",
             settings.tips_for(self.method),
         )
 
@@ -83,7 +83,7 @@ async def rollout(task: Task, method: str, settings: Settings, trajectories: Pat
         method=method,
         model=settings.model_label,
         sub_model=settings.sub_model_label,
-        profile=settings.profile or "",
+        profile=settings.rlm.prompt_profile or "",
         score=value,
         answer=outcome.answer,
         expected=task.answer,

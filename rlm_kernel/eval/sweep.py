@@ -62,9 +62,9 @@ async def arun(
 ) -> Results:
     """Run the sweep's rollouts that are not in ``out`` yet; return every row of ``out`` for this sweep.
 
-    Settings (``backend``, ``model``, ``sub_model``, ``profile``, ``max_iterations``, ``timeout``,
-    ``tips``, ``tools``, ``sub_tools``, …) come as a :class:`Settings` or as keywords. With tips, name
-    the methods that take them with ``+tips``: ``methods=["rlm", "rlm+tips"]`` runs both."""
+    Settings (RLMConfig's: ``backend``, ``model_name``, ``prompt_profile``, ``max_iterations``,
+    ``max_timeout``, ``tips``, ``tools``, …) come as a :class:`Settings` or as keywords. With tips,
+    name the methods that take them with ``+tips``: ``methods=["rlm", "rlm+tips"]`` runs both."""
     settings = (
         (settings or Settings()).with_(**setting_overrides) if setting_overrides else settings or Settings()
     )

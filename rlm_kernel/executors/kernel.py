@@ -12,10 +12,12 @@ when the protocol allows it; a kernel that breaks the protocol is ended, and its
 one. What the kernel prints outside a step's capture is kept only while a step runs and only up to
 ``output_cap``; the rest is counted and dropped.
 
-Every kernel of the process is driven from one asyncio loop on a daemon thread; the executors, which
-the drivers call from their own threads, wait on futures of that loop. Every kernel the process
-started, warm or in use, is shut down and its folders removed when the process exits, on SIGTERM
-too; folders of a host killed outright are removed by the next one.
+Every kernel of the process is driven from the default runtime's asyncio loop
+(:mod:`rlm_kernel.runtime`); the executors, which the drivers call from their own threads, wait on
+futures of that loop, and a step's time limit and its run's stop are watched there, as deadlines
+and a signal, never by looking again. Every kernel the process started, warm or in use, is shut
+down and its folders removed when the process exits, on SIGTERM too; folders of a host killed
+outright are removed by the next one.
 """
 
 from __future__ import annotations
@@ -41,12 +43,13 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ConfigError, RLMError
 from ..helpers import Helpers
 from ..protocol import FinalDirective
 from ..repl import truncate
+from ..runtime import StopSignal, default_runtime, wait_future
 from . import bridge, sandbox
 from .base import ExecResult, RemoteContext, StepOutcome
 from .bridge import MARK, ProtocolError
@@ -67,6 +70,7 @@ __all__ = [
 # of a core), so after this long without a command (a human reading a step, say) the serve cell
 # ends, and the next command starts it again (a few ms).
 PARK_AFTER_S = 30.0
+ALIVE_CHECK_S = 1.0  # how often a kernel that is not an :class:`Exits` is asked whether it lives
 START_S = 120.0  # for a kernel to start and load this module, many starting at once on 2 cores
 STEP_TIMEOUT_S = 300.0  # the default step_timeout: seconds of a step's own work in the kernel
 PART_BYTES = 4 << 20  # a context crosses a remote kernel's channel in parts of this size
@@ -99,21 +103,8 @@ class Lost:
 
 
 # -- the loop every kernel of the process runs on ------------------------------------------------
-_loop: asyncio.AbstractEventLoop | None = None
-_loop_lock = threading.Lock()
-
-
-def _kernel_loop() -> asyncio.AbstractEventLoop:
-    global _loop
-    with _loop_lock:
-        if _loop is None:
-            _loop = asyncio.new_event_loop()
-            threading.Thread(target=_loop.run_forever, name="rlm-kernels", daemon=True).start()
-        return _loop
-
-
 def on_kernel_loop(coro: Any) -> concurrent.futures.Future[Any]:
-    return asyncio.run_coroutine_threadsafe(coro, _kernel_loop())
+    return default_runtime().submit(coro)
 
 
 # -- what a kernel must offer: local (jupyter_client) or remote (gateway.py) -----------------------
@@ -131,6 +122,15 @@ class Kernel(Protocol):
     async def interrupt(self) -> None: ...
     async def is_alive(self) -> bool: ...
     async def shutdown(self) -> None: ...
+
+
+@runtime_checkable
+class Exits(Protocol):
+    """A kernel that can tell when its process has ended, so nothing needs to ask it again and again."""
+
+    async def exited(self) -> None:
+        """Return when the kernel's process is gone."""
+        ...
 
 
 # -- one kernel in use ------------------------------------------------------------------------
@@ -190,6 +190,8 @@ class KernelSession:
         self._watch: asyncio.Task[None] | None = None
         self._ending: asyncio.Future[None] | None = None
         self._closing = False
+        self._host_s = 0.0  # seconds the kernel waited on the host's answers, ended waits
+        self._host_since: float | None = None  # when its present wait on the host began
 
     # -- starting --------------------------------------------------------------------------
     async def start(self) -> None:
@@ -229,11 +231,15 @@ class KernelSession:
         self._serve_id = self.kernel.execute("_rlm.serve()")
 
     async def _watch_alive(self) -> None:
-        while not self._closing:
-            await asyncio.sleep(1.0)
-            if not self._closing and not await self.kernel.is_alive():
-                self._end("the kernel died (out of memory, out of CPU time, or killed)")
-                return
+        if isinstance(self.kernel, Exits):
+            await self.kernel.exited()
+        else:
+            # A kernel that cannot say when its process ends is asked: no message tells the host
+            # that a process killed outright (out of memory, out of CPU time) is gone.
+            while await self.kernel.is_alive():
+                await asyncio.sleep(ALIVE_CHECK_S)
+        if not self._closing:
+            self._end("the kernel died (out of memory, out of CPU time, or killed)")
 
     # -- what the kernel sends ---------------------------------------------------------------
     def _on_message(self, msg: dict[str, Any]) -> None:
@@ -332,6 +338,7 @@ class KernelSession:
             raise ProtocolError(f"a call under the name {call.tag!r} during a command of {top.command.tag!r}")
         frame = _Frame(next(_command_ids))
         self._stack.append(frame)
+        self._account()
         work = asyncio.get_running_loop().run_in_executor(self._threads, self._answer, call)
         work.add_done_callback(lambda w, f=frame: self._answered(f, w))
 
@@ -354,6 +361,12 @@ class KernelSession:
     def _pump(self) -> None:
         """If the kernel waits: answer its innermost request once the host has the value, else
         give it the next command (a child's step runs inside the parent's wait)."""
+        try:
+            self._next_message()
+        finally:
+            self._account()
+
+    def _next_message(self) -> None:
         if not self._waiting or self.dead:
             return
         top = self._stack[-1] if self._stack else None
@@ -391,6 +404,7 @@ class KernelSession:
             if frame.future is not None and not frame.future.done():
                 frame.future.set_result(lost)
         self._stack.clear()
+        self._account()
         while queued and self._pending:
             command = self._pending.popleft()
             if not command.future.done():
@@ -428,28 +442,60 @@ class KernelSession:
         grace_s: float = 3.0,
     ) -> Any:
         """Carry out a command and return its result, from any thread. A command still running
-        when ``stop_when()`` holds, or after ``timeout`` seconds of its own work (time spent waiting
-        for the host's answers does not count), is interrupted; one that does not end within
-        ``grace_s`` of that raises :class:`KernelStuck`."""
-        future = on_kernel_loop(self.command(command))
-        worked, last = 0.0, time.monotonic()
-        interrupted_at: float | None = None
-        while True:
-            try:
-                return future.result(timeout=0.05)
-            except concurrent.futures.TimeoutError:
-                pass
-            now = time.monotonic()
-            if not self.waiting_on_host():
-                worked += now - last
-            last = now
-            if interrupted_at is None:
-                if (stop_when is not None and stop_when()) or (timeout is not None and worked > timeout):
-                    interrupted_at = now
-                    on_kernel_loop(self.kernel.interrupt())
-            elif now - interrupted_at > grace_s:
-                future.cancel()
-                raise KernelStuck()
+        when ``stop_when`` (a :class:`~rlm_kernel.runtime.StopSignal`) fires, or after ``timeout``
+        seconds of its own work (time spent waiting for the host's answers does not count), is
+        interrupted; one that does not end within ``grace_s`` of that raises :class:`KernelStuck`."""
+        future = on_kernel_loop(self._supervised(command, StopSignal.of(stop_when), timeout, grace_s))
+        wait_future(future)
+        return future.result()
+
+    async def _supervised(
+        self, command: Any, stop: StopSignal | None, timeout: float | None, grace_s: float
+    ) -> Any:
+        """The command, watched on the kernel loop: it wakes when the command ends, when ``stop``
+        is set, or when the step could have used up ``timeout`` (then it counts again, as time the
+        kernel spent waiting on the host is not the step's)."""
+        loop = asyncio.get_running_loop()
+        task = asyncio.ensure_future(self.command(command))
+        stopped = loop.create_future()
+        unlisten = stop.on_set(lambda: loop.call_soon_threadsafe(_settle, stopped)) if stop else None
+        started, host = time.monotonic(), self.host_time()
+        try:
+            while not task.done():
+                waits = [] if stop is None or stop.deadline is None else [stop.deadline - time.monotonic()]
+                if timeout is not None:
+                    worked = time.monotonic() - started - (self.host_time() - host)
+                    waits.append(timeout - worked)
+                if waits and min(waits) <= 0:
+                    break
+                timeout_s = min(waits) if waits else None
+                await asyncio.wait({task, stopped}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+                if stopped.done():
+                    break
+            if task.done():
+                return task.result()
+            interrupting = asyncio.ensure_future(self.kernel.interrupt())
+            interrupting.add_done_callback(_quiet)  # a failed interrupt shows as a stuck step
+            await asyncio.wait({task}, timeout=grace_s)
+            if task.done():
+                return task.result()
+            task.cancel()
+            raise KernelStuck()
+        finally:
+            if unlisten is not None:
+                unlisten()
+
+    def host_time(self) -> float:
+        """Seconds the kernel has spent waiting on the host's answers, since it started."""
+        since = self._host_since
+        return self._host_s + (time.monotonic() - since if since is not None else 0.0)
+
+    def _account(self) -> None:
+        """After the stack changed: the time the kernel waits on the host starts or stops."""
+        now = time.monotonic()
+        if self._host_since is not None:
+            self._host_s += now - self._host_since
+        self._host_since = now if self.waiting_on_host() else None
 
     async def close(self) -> None:
         if self._closing:
@@ -472,16 +518,14 @@ _live: set[KernelSession] = set()
 
 def close_all(timeout: float = 30.0) -> None:
     """Shut down every kernel of the process, warm or in use, and remove their folders."""
-    with _loop_lock:
-        loop = _loop
-    if loop is None or not loop.is_running():
+    if not _live:
         return
 
     async def close() -> None:
         await asyncio.gather(*(session.close() for session in list(_live)), return_exceptions=True)
 
     with contextlib.suppress(Exception):  # the process is going: what could be closed was
-        asyncio.run_coroutine_threadsafe(close(), loop).result(timeout)
+        on_kernel_loop(close()).result(timeout)
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
@@ -555,11 +599,12 @@ class KernelPool:
 
 
 _pools: dict[tuple[Any, ...], KernelPool] = {}
+_pools_lock = threading.Lock()
 
 
 def pool_for(key: tuple[Any, ...], factory: Callable[[], KernelSession], size: int) -> KernelPool:
     """The process's pool for kernels of one kind and limits."""
-    with _loop_lock:
+    with _pools_lock:
         pool = _pools.get(key)
         if pool is None:
             pool = _pools[key] = KernelPool(factory, size)
@@ -568,7 +613,7 @@ def pool_for(key: tuple[Any, ...], factory: Callable[[], KernelSession], size: i
 
 def close_pools() -> None:
     """Shut down every warm kernel of the process."""
-    with _loop_lock:
+    with _pools_lock:
         pools = list(_pools.values())
         _pools.clear()
     for pool in pools:
@@ -949,6 +994,16 @@ def _pickle(context: Any, f: Any) -> None:
             f"The context ({type(context).__name__}) cannot be sent to a kernel: {exc}. "
             "Give a str, bytes or picklable object, or use executor='local'."
         ) from None
+
+
+def _quiet(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _b64(data: bytes) -> str:

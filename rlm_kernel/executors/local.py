@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import ctypes
 import io
 import os
+import select
 import signal
 import sys
 import threading
@@ -24,6 +24,7 @@ from typing import Any, TextIO
 
 from ..protocol import FinalDirective, resolve_final
 from ..repl import Scaffold, compact_traceback, register_source, step_filename
+from ..runtime import StepInterrupted, StopSignal, Watchdog, default_runtime
 from .base import ExecResult, StepOutcome
 
 __all__ = ["LocalExecutor", "capture_output", "run_code"]
@@ -113,61 +114,7 @@ def run_code(code: str, namespace: MutableMapping[str, Any], filename: str) -> t
     return None, None
 
 
-class StepInterrupted(BaseException):
-    """Raised inside a running step's thread to end it: Stop, ``cancel()`` or ``max_timeout``.
-    A BaseException, so the step's own ``except Exception`` does not swallow it."""
-
-
 STOPPED = "The step was stopped before it finished (Stop, cancel() or max_timeout).\n"
-WATCH_S = 0.05  # how often the watchdog looks: a stop ends a busy step within this, and a little
-
-
-class _Watchdog:
-    """One thread for every running step of the process: it ends a step whose ``stop_when()``
-    holds by raising :class:`StepInterrupted` in the step's thread at its next Python instruction
-    (a step blocked in C, such as a long ``time.sleep``, ends when the call returns)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._steps: dict[int, Callable[[], bool]] = {}  # thread id -> when to stop its step
-        self._thread: threading.Thread | None = None
-
-    def arm(self, stop_when: Callable[[], bool]) -> int:
-        thread_id = threading.get_ident()
-        with self._lock:
-            self._steps[thread_id] = stop_when
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._watch, name="rlm-step-watchdog", daemon=True)
-                self._thread.start()
-        return thread_id
-
-    def disarm(self, thread_id: int) -> None:
-        """The step is over. An exception set just before arrives at the thread's next instruction,
-        here, inside the caller's ``except StepInterrupted`` (clearing it through the C API instead
-        spins the interpreter while a profiler is on)."""
-        with self._lock:
-            self._steps.pop(thread_id, None)
-
-    def _watch(self) -> None:
-        while True:
-            time.sleep(WATCH_S)
-            with self._lock:
-                if not self._steps:  # no step runs: the next one starts a new watcher
-                    self._thread = None
-                    return
-                for thread_id, stop_when in list(self._steps.items()):
-                    if stop_when():
-                        del self._steps[thread_id]
-                        _async_raise(thread_id, StepInterrupted)
-
-
-_watchdog = _Watchdog()
-
-
-def _async_raise(thread_id: int, exc: type[BaseException] | None) -> None:
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(
-        ctypes.c_ulong(thread_id), ctypes.py_object(exc) if exc else None
-    )
 
 
 def _leftovers(pid: int, recursion_limit: int, threads: set[threading.Thread]) -> None:
@@ -188,7 +135,8 @@ def _leftovers(pid: int, recursion_limit: int, threads: set[threading.Thread]) -
                 locks.discard(lock)
 
 
-SETTLE_S, SETTLE_ROUNDS = 0.05, 20  # how long the notes of late copies are waited for
+SETTLE_S = 0.05  # a copy forked as its parent ended notes itself within this; the wait ends sooner
+SETTLE_ROUNDS = 20  # at most this many quiet periods are waited for, however many copies note
 
 
 class _Forks:
@@ -209,8 +157,8 @@ class _Forks:
 
     def end(self) -> None:
         """End the copies still running (those whose pid is still theirs), and stop listening. A copy
-        forked just before its parent ended writes its note a moment later: the notes are read until
-        a short while passes with none."""
+        forked just before its parent ended writes its note a moment later: after copies were ended,
+        the pipe is watched until ``SETTLE_S`` passes with no note (a note wakes the wait at once)."""
         ended: set[int] = set()
         for _ in range(SETTLE_ROUNDS):
             notes = b""
@@ -227,7 +175,7 @@ class _Forks:
                 ended.add(pid)
             if not ended:
                 break  # the run forked nothing
-            time.sleep(SETTLE_S)
+            select.select([self._read], [], [], SETTLE_S)
         os.close(self._read)
         os.close(self._write)
 
@@ -254,6 +202,14 @@ if sys.platform == "linux":
     os.register_at_fork(after_in_child=_note_fork)
 
 
+def _disarm(watchdog: Watchdog) -> None:
+    """The step is over; a stop that came as it ended arrives here, and the step's result stands."""
+    try:
+        watchdog.disarm(threading.get_ident())
+    except StepInterrupted:
+        pass
+
+
 class LocalExecutor:
     """The in-process executor (plain Python, the magics, child runs): a dict namespace.
 
@@ -265,7 +221,7 @@ class LocalExecutor:
         self.namespace.setdefault("__name__", "__rlm__")
         self.tag = tag
         self.scaffold: Scaffold | None = None
-        self.stop_when: Callable[[], bool] | None = None
+        self.stop_when: StopSignal | None = None
         self._forks: _Forks | None = None
 
     def bind(
@@ -276,7 +232,7 @@ class LocalExecutor:
         stop_when: Callable[[], bool] | None = None,
     ) -> None:
         self.scaffold = Scaffold(self.namespace, context, subcalls, helpers)
-        self.stop_when = stop_when
+        self.stop_when = StopSignal.of(stop_when)
 
     def run(self, code: str, *, step: int) -> ExecResult:
         """Run the code alone, without settling the scaffold; a step still running when
@@ -284,18 +240,21 @@ class LocalExecutor:
         start = time.perf_counter()
         out, err = io.StringIO(), io.StringIO()
         pid, limit, threads = os.getpid(), sys.getrecursionlimit(), set(threading.enumerate())
-        watched = _watchdog.arm(self.stop_when) if self.stop_when else None
+        stop = self.stop_when
+        watchdog = (stop.runtime or default_runtime()).watchdog if stop is not None else None
         if self._forks is None and sys.platform == "linux":
             self._forks = _Forks()
         forking = _forks.set(self._forks)
         try:
             try:
+                if watchdog is not None and stop is not None:  # a stop already set ends it here
+                    watchdog.arm(stop)
                 with capture_output() as (out, err):
                     value, error = run_code(code, self.namespace, step_filename(step, self.tag))
             finally:
+                if watchdog is not None:
+                    _disarm(watchdog)
                 _forks.reset(forking)
-                if watched is not None:
-                    _watchdog.disarm(watched)
                 _leftovers(pid, limit, threads)
         except StepInterrupted:
             value, error = None, STOPPED

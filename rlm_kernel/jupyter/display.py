@@ -15,9 +15,9 @@ from ..driver import Regenerate
 from ..events import Event
 from ..risk import risk_of
 from ..trajectory import notebook_metadata
+from ..view import RunState
 from . import safe
 from .render import render_run
-from .state import RunState
 from .throttle import Throttle
 
 __all__ = ["WidgetView", "StepApproval"]

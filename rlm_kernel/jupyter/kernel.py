@@ -10,6 +10,7 @@ from typing import Any
 from ipykernel.ipkernel import IPythonKernel
 
 from .. import __version__
+from .active import ActiveRun
 from .notebook import NotebookMode
 
 __all__ = ["RLMKernel", "main"]
@@ -24,8 +25,9 @@ class RLMKernel(IPythonKernel):
         super().__init__(**kwargs)
         self.shell.extension_manager.load_extension("rlm_kernel")
         magics = self.shell.magics_manager.registry["RLMMagics"]
-        self.notebook = NotebookMode(self, magics)
-        magics.notebook = self.notebook
+        # The kernel's one run in progress, shared by the magics and notebook mode.
+        self.runs = magics.runs = ActiveRun()
+        self.notebook = magics.notebook = NotebookMode(self, magics, self.runs)
 
     async def do_execute(
         self,

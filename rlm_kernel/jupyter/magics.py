@@ -10,64 +10,77 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import dataclasses
 import os
 import re
 import shlex
+import signal
+import socket
 import sys
-import typing
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from traitlets import Bool, Dict, Enum, Float, Int, List, TraitType, Unicode
 
-from ..config import RUN_SETTINGS, RLMConfig, setting_help
+from ..config import (
+    ALIASES,
+    RUN_SETTINGS,
+    DeprecatedName,
+    RLMConfig,
+    add_arguments,
+    setting_choices,
+    setting_env,
+    setting_help,
+    setting_kind,
+    setting_type,
+)
 from ..errors import MissingAPIKey, RLMError
+from ..lm import backend as backend_of
 from ..rewind import Branch, branch_at
 from ..risk import LADDER, capped
 from ..rlm import RLM, RLMResult
 from ..trajectory import default_log_dir, load
 from . import safe
+from .active import ActiveRun
 
 __all__ = ["RLMMagics", "await_rlm_magics"]
 
-ENV = {"backend": "RLM_BACKEND", "model": "RLM_MODEL", "sub_model": "RLM_SUB_MODEL"}
-KEY_ENV = {
-    "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
-    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-}
 SUBCOMMANDS = ("config", "hint", "stop")
+_FIELDS = {f.name: f for f in dataclasses.fields(RLMConfig)}
 
 
-def _run_settings() -> dict[str, tuple[Any, Any, str]]:
-    """name -> (type, default, help) of each setting in ``config.RUN_SETTINGS``."""
-    hints = typing.get_type_hints(RLMConfig)
-    fields = RLMConfig.__dataclass_fields__
-    return {n: (hints[n], fields[n].default, setting_help(n)) for n in RUN_SETTINGS}
-
-
-def _trait(tp: Any, default: Any, help: str) -> TraitType:
-    """The %config trait of a run setting, from its type in RLMConfig."""
-    if typing.get_origin(tp) is Literal:
-        return Enum(list(typing.get_args(tp)), default, help=help).tag(config=True)
-    if tp is bool:
+def _trait(name: str) -> TraitType:
+    """The %config trait of run setting ``name``, from its type and metadata in RLMConfig."""
+    default = _FIELDS[name].default
+    help = setting_help(name)
+    if env := setting_env(name):
+        help += f" (env {env})"
+    if setting_kind(name) in ("dict", "functions"):
+        default = _FIELDS[name].default_factory() if default is dataclasses.MISSING else default
+        trait: TraitType = Dict(help=help) if isinstance(default, dict) else List(help=help)
+        return trait.tag(config=True)
+    optional = default is None
+    if choices := setting_choices(name):
+        return Enum(list(choices), default, allow_none=optional, help=help).tag(config=True)
+    kind = setting_type(name)
+    if kind is bool:
         return Bool(default, help=help).tag(config=True)
-    args = set(typing.get_args(tp)) or {tp}
-    trait = Int if int in args else Unicode if str in args else Float
-    return trait(default, allow_none=type(None) in args, help=help).tag(config=True)
+    trait_type = {int: Int, float: Float}.get(kind, Unicode)
+    return trait_type(default, allow_none=optional, help=help).tag(config=True)
 
 
-def _option(tp: Any) -> dict[str, Any]:
-    """The argparse keywords of a run setting's ``--option``."""
-    if typing.get_origin(tp) is Literal:
-        return {"choices": list(typing.get_args(tp))}
-    if tp is bool:  # --verify / --no-verify; absent: the %config value
-        return {"action": argparse.BooleanOptionalAction}
-    args = set(typing.get_args(tp)) or {tp}
-    return {"type": int if int in args else str if str in args else float}
+def _settings_traits() -> dict[str, TraitType]:
+    """RLMConfig's run settings as traits, and each older spelling as a trait of its own (read with
+    a warning)."""
+    traits = {name: _trait(name) for name in RUN_SETTINGS}
+    traits.update({old: _trait(new) for old, new in ALIASES.items()})
+    return traits
 
 
 class _Parser(argparse.ArgumentParser):
@@ -79,21 +92,10 @@ def _parser() -> _Parser:
     p = _Parser(prog="%rlm", add_help=False)
     p.add_argument("-c", "--context", help="the variable that holds the context")
     p.add_argument("-o", "--out", default="_rlm", help="where the RLMResult goes")
-    p.add_argument("--backend", choices=["openai", "anthropic", "local", "replay"])
-    p.add_argument("--model")
-    p.add_argument("--sub-model")
-    for name, (tp, _, help) in _run_settings().items():
-        p.add_argument("--" + name.replace("_", "-"), help=help.lower(), **_option(tp))
-    p.add_argument("--profile", choices=["default", "small", "no_subcalls"])
     p.add_argument("--mode", choices=list(LADDER))
     p.add_argument("--answer", choices=["markdown", "text"], help="how the answer is shown")
     p.add_argument("--no-widget", action="store_true")
-    p.add_argument("--log-dir")
-    p.add_argument("--record", help="also save every LM reply to this file, for the replay backend")
-    p.add_argument("--tools", metavar="NAME,...", help="functions of the notebook the root's code may call")
-    p.add_argument(
-        "--sub-tools", metavar="NAME,...", help="functions of the notebook only sub-calls may call"
-    )
+    add_arguments(p, functions="NAME,...")  # RLMConfig's run settings, one flag each
     p.add_argument(
         "--continue-from",
         metavar="RUN:STEP",
@@ -158,22 +160,7 @@ class Setting:
 class RLMMagics(Magics):
     """Defaults for ``%rlm``; set them with ``%config RLMMagics.<name> = ...`` or ``ipython_config.py``."""
 
-    backend = Unicode("openai", help="LM backend: openai, anthropic, local or replay (env RLM_BACKEND)").tag(
-        config=True
-    )
-    model = Unicode("", help="Root model name (env RLM_MODEL); empty: the backend's default").tag(config=True)
-    sub_model = Unicode("", help="Model for llm_query (env RLM_SUB_MODEL); empty: the root model").tag(
-        config=True
-    )
-    backend_kwargs = Dict(help="Extra backend_kwargs, e.g. {'base_url': ..., 'path': ...}").tag(config=True)
-    executor_kwargs = Dict(
-        help="executor_kwargs of the kernel and gateway executors, e.g. {'memory_mb': 2048} or "
-        "{'isolation': 'none'} where no sandbox can be made"
-    ).tag(config=True)
-    locals().update({name: _trait(*spec) for name, spec in _run_settings().items()})  # RLMConfig's
-    profile = Unicode("", help="Prompt profile: default, small or no_subcalls; empty: by backend").tag(
-        config=True
-    )
+    locals().update(_settings_traits())  # RLMConfig's run settings: --max-iterations is max_iterations
     mode = Enum(
         list(LADDER),
         "auto",
@@ -191,20 +178,10 @@ class RLMMagics(Magics):
         help="Show the answer as Markdown (made safe: no raw HTML, no remote images) or as plain text",
     ).tag(config=True)
     widget = Bool(True, help="Show the live widget (else plain text progress)").tag(config=True)
-    log_dir = Unicode("", help="Where trajectories go; empty: $RLM_LOG_DIR or ~/.rlm_kernel/runs").tag(
-        config=True
-    )
-    record = Unicode("", help="Save every LM reply to this file, for the replay backend").tag(config=True)
-    tools = Dict(
-        help="Functions the root's code may call, by name: %config RLMMagics.tools = {'search': search}"
-    ).tag(config=True)
-    sub_tools = List(
-        help="Functions only sub-calls' models may call: %config RLMMagics.sub_tools = [fetch]"
-    ).tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
-        self.active: Active | None = None  # the kernel's one run in progress, whichever view has it
+        self.runs = ActiveRun()  # the kernel's one run in progress; the RLM Python kernel gives its own
         self.notebook: Any = None  # NotebookMode, set by the RLM Python kernel
         self._told_fallback = False
 
@@ -216,44 +193,33 @@ class RLMMagics(Magics):
     def settings(self, opts: argparse.Namespace | None = None) -> list[Setting]:
         """Each setting's effective value and where it came from; environment read now."""
         out = []
-        for name in (
-            "backend",
-            "model",
-            "sub_model",
-            "profile",
-            "mode",
-            "answer",
-            "widget",
-            "log_dir",
-            "record",
-            *RUN_SETTINGS,
-            "backend_kwargs",
-            "executor_kwargs",
-        ):
-            if name in ("tools", "sub_tools"):  # functions, not values: below
-                continue
+        for name in ("mode", "answer", "widget", *RUN_SETTINGS):
             option = getattr(opts, name, None) if opts is not None else None
             if name == "widget" and opts is not None and opts.no_widget:
                 option = False
-            if option is not None:
+            old = next((o for o, new in ALIASES.items() if new == name and self._explicit(o)), None)
+            env = setting_env(name) if name in RUN_SETTINGS else None
+            if option is not None and name in RUN_SETTINGS and setting_kind(name) == "functions":
+                out.append(Setting(name, self._functions(option, name), "magic option"))
+            elif option is not None:
                 out.append(Setting(name, option, "magic option"))
             elif self._explicit(name):
                 out.append(Setting(name, getattr(self, name), "%config / ipython_config"))
-            elif name in ENV and os.environ.get(ENV[name]):
-                out.append(Setting(name, os.environ[ENV[name]], f"${ENV[name]}"))
+            elif old is not None:
+                warnings.warn(
+                    f"RLMMagics.{old} is now called RLMMagics.{name}; the old name will go.",
+                    DeprecatedName,
+                    stacklevel=2,
+                )
+                out.append(Setting(name, getattr(self, old), f"%config RLMMagics.{old}"))
+            elif env and os.environ.get(env):
+                out.append(Setting(name, os.environ[env], f"${env}"))
             else:
                 out.append(Setting(name, getattr(self, name), "default"))
             if name == "mode" and capped(str(out[-1].value), self.mode_cap) != out[-1].value:
                 out[-1] = Setting(
                     name, self.mode_cap, f"capped by RLMMagics.mode_cap ({out[-1].value} asked)"
                 )
-        for name in ("tools", "sub_tools"):
-            named = getattr(opts, name, None) if opts is not None else None
-            if named:
-                out.append(Setting(name, self._functions(named, name), "magic option"))
-            else:
-                source = "%config / ipython_config" if self._explicit(name) else "default"
-                out.append(Setting(name, getattr(self, name), source))
         return out
 
     def _functions(self, names: str, option: str) -> dict[str, Any]:
@@ -268,23 +234,11 @@ class RLMMagics(Magics):
 
     def make_rlm(self, opts: argparse.Namespace | None = None) -> tuple[RLM, dict[str, Any]]:
         s = {x.name: x.value for x in self.settings(opts)}
-        kwargs = dict(s["backend_kwargs"])
-        if s["model"]:
-            kwargs["model_name"] = s["model"]
-        sub_kwargs = {**kwargs, "model_name": s["sub_model"]} if s["sub_model"] else None
+        run = {name: None if s[name] == "" else s[name] for name in RUN_SETTINGS}
+        if run["executor"] == "local":
+            run["executor_kwargs"] = {}
         try:
-            rlm = RLM(
-                s["backend"],
-                kwargs,
-                sub_backend_kwargs=sub_kwargs,
-                **{name: s[name] for name in RUN_SETTINGS},
-                executor_kwargs=dict(s["executor_kwargs"]) if s["executor"] != "local" else {},
-                prompt_profile=s["profile"] or None,
-                log_dir=s["log_dir"] or None,
-                record=s["record"] or None,
-                tools=s["tools"],
-                sub_tools=s["sub_tools"],
-            )
+            rlm = RLM.from_config(RLMConfig(**run))
         except MissingAPIKey as exc:  # no key yet: the bundled model needs none
             raise UsageError(
                 f"{exc} Or use the bundled local model, no key needed: --backend local "
@@ -397,12 +351,12 @@ class RLMMagics(Magics):
         if command == "config":
             self._print_config()
             return
-        if self.active is None:
+        if self.runs.run is None:
             print(f"%rlm {command}: no run is active.")
         elif command == "hint":
             if not arg.strip():
                 raise UsageError("%rlm hint needs text: %rlm hint look at chapter 3")
-            self.active.hint(arg.strip())
+            self.runs.hint(arg.strip())
             print("Hint noted for the root's next turn.")
         else:
             self._stop()
@@ -411,7 +365,8 @@ class RLMMagics(Magics):
     def _print_config(self) -> None:
         rows = [(s.name, repr(s.value), s.source) for s in self.settings()]
         backend = next(s.value for s in self.settings() if s.name == "backend")
-        for var in KEY_ENV.get(backend, ()):
+        declared = backend_of(backend)
+        for var in filter(None, (declared.key_var, declared.base_url_var)):
             shown = "set" if os.environ.get(var) else "not set"
             if var.endswith("BASE_URL") and os.environ.get(var):
                 shown = os.environ[var]
@@ -421,15 +376,9 @@ class RLMMagics(Magics):
 
     def _stop(self) -> None:
         """The one stop path: ``%rlm stop``, the widget's Stop button, the panel's (notebook mode)."""
-        if self.active is not None:
-            self.active.stop()
+        self.runs.stop()
 
     # -- running ---------------------------------------------------------------------------------------
-    def _claim(self, run: Active) -> None:
-        if self.active is not None:
-            raise UsageError("An RLM run is active in this notebook: finish it, or %rlm stop, first.")
-        self.active = run
-
     def _view(self, job: _Job) -> Any:
         if job.settings["widget"] and getattr(self.shell, "kernel", None) is not None:
             from .display import WidgetView
@@ -442,7 +391,8 @@ class RLMMagics(Magics):
         return ConsoleView(sys.stdout, stream_tokens=False)
 
     def _run_blocking(self, job: _Job) -> RLMResult:
-        self._claim(_InCell(job.rlm))
+        run = _InCell(job.rlm)
+        self.runs.claim(run)
         view = None
         try:
             view = self._view(job)
@@ -454,15 +404,15 @@ class RLMMagics(Magics):
                 branch=job.branch,
             )
         finally:
-            self.active = None
+            self.runs.release(run)
             _close(view)
 
     async def _run_async(self, job: _Job) -> RLMResult:
         from .display import StepApproval, WidgetView
 
         run = _InCell(job.rlm)
-        self._claim(run)
-        view, ticker = None, asyncio.ensure_future(_tick())
+        self.runs.claim(run)
+        view, ticker = None, _SignalWake()
         try:
             view = self._view(job)
             if job.settings["mode"] != "auto":
@@ -483,7 +433,7 @@ class RLMMagics(Magics):
             )
         finally:
             ticker.cancel()
-            self.active = None
+            self.runs.release(run)
             _close(view)
 
     def _finish(self, job: _Job, result: RLMResult) -> RLMResult:
@@ -502,13 +452,6 @@ class RLMMagics(Magics):
         if result.error:
             print(f"RLM: {result.error}", file=sys.stderr)
         return result
-
-
-class Active(Protocol):
-    """A run in progress, as ``%rlm stop`` and ``%rlm hint`` see it."""
-
-    def stop(self) -> None: ...
-    def hint(self, text: str) -> None: ...
 
 
 @dataclass
@@ -537,11 +480,39 @@ class _Job:
     branch: Branch | None = None  # --continue-from: the recorded run this one continues
 
 
-async def _tick() -> None:
-    """Wake the kernel's event loop ten times a second. ipykernel turns an interrupt of an async
-    cell into a callback on that loop without waking it, so an idle loop would hear it late."""
-    while True:
-        await asyncio.sleep(0.1)
+class _SignalWake:
+    """While a run is awaited, a signal wakes the kernel's event loop. ipykernel turns an interrupt
+    of an async cell into a callback on that loop without waking it, so an idle loop would hear it
+    late; the signal's byte on a socket the loop reads (``signal.set_wakeup_fd``) wakes it at once."""
+
+    def __init__(self) -> None:
+        self._reader, self._writer = socket.socketpair()
+        self._reader.setblocking(False)
+        self._writer.setblocking(False)
+        self._old: int | None = None
+        try:
+            old = signal.set_wakeup_fd(self._writer.fileno(), warn_on_full_buffer=False)
+        except ValueError:  # not the main thread, where signals arrive: nothing to wake here
+            return
+        if old != -1:  # the loop already wakes on signals (asyncio's own handlers): leave it so
+            signal.set_wakeup_fd(old)
+            return
+        self._old = old
+        self._loop = asyncio.get_running_loop()
+        self._loop.add_reader(self._reader.fileno(), self._drain)
+
+    def _drain(self) -> None:
+        with contextlib.suppress(OSError):
+            while self._reader.recv(4096):
+                pass
+
+    def cancel(self) -> None:
+        if self._old is not None:
+            self._loop.remove_reader(self._reader.fileno())
+            signal.set_wakeup_fd(self._old)
+            self._old = None
+        self._reader.close()
+        self._writer.close()
 
 
 def _close(view: Any) -> None:

@@ -50,10 +50,11 @@ from ..messages import (
 from ..repl import compact_traceback
 from ..risk import capped, risk_of
 from ..trajectory import NOTEBOOK_KEY, notebook_metadata
+from ..view import RunState, rlm_command
 from . import safe
-from .flow import PAUSED, Effect, Input, Phase, advance
+from .active import ActiveRun
+from .flow import PAUSED, Input, Phase, advance
 from .render import render_run
-from .state import RunState
 from .throttle import Throttle
 
 __all__ = ["PROTOCOL_VERSION", "COMM_TARGET", "NotebookMode", "NotebookRun"]
@@ -69,12 +70,13 @@ def _cell_frame(filename: str) -> bool:
 class NotebookMode:
     """One per kernel: the comms with the front end's views of the notebook, and the run in
     progress. ``magics`` are the kernel's ``%rlm`` magics, whose settings a ``set_mode`` between
-    runs changes."""
+    runs changes; ``runs`` is the kernel's one run in progress, which the magics share."""
 
-    def __init__(self, kernel: Any, magics: Any) -> None:
+    def __init__(self, kernel: Any, magics: Any, runs: ActiveRun) -> None:
         self.kernel = kernel
         self.shell = kernel.shell
         self.magics = magics
+        self.runs = runs
         self.comms: list[Any] = []  # open, oldest first; the last one is the owner, sent to
         self.refused: str | None = None  # why the last front end to connect was not taken
         self.other_runs: set[str] = set()  # cells about to run whose metadata names another run
@@ -94,8 +96,8 @@ class NotebookMode:
 
     @property
     def active(self) -> NotebookRun | None:
-        """The run in progress if its steps are cells; the magics keep the kernel's one registry."""
-        run = self.magics.active
+        """The run in progress if its steps are cells."""
+        run = self.runs.run
         return run if isinstance(run, NotebookRun) else None
 
     # -- the comm ----------------------------------------------------------------------------
@@ -130,7 +132,7 @@ class NotebookMode:
         """Tell the owner the kernel's protocol and where the run in progress stands."""
         self.send(self._welcome())
         if self.active is not None:
-            self.active.reconnected()
+            self.active.on(Input.RECONNECT)
 
     def send(self, message: Message) -> None:
         if self.comm is not None:
@@ -153,9 +155,9 @@ class NotebookMode:
         elif isinstance(message, SetMode):
             run.set_mode(capped(message.mode, self.magics.mode_cap))
         elif isinstance(message, Pause):
-            run.pause()
+            run.on(Input.PAUSE)
         elif isinstance(message, Resume):
-            run.resume()
+            run.on(Input.RESUME)
         elif isinstance(message, Stop):
             run.stop()
         elif isinstance(message, HintMsg) and message.text:
@@ -165,12 +167,10 @@ class NotebookMode:
 
     # -- runs --------------------------------------------------------------------------------------
     def start(self, job: Any, origin_cell: str | None) -> NotebookRun:
-        if self.magics.active is not None:
-            from IPython.core.error import UsageError
-
-            raise UsageError("An RLM run is active in this notebook: finish it, or %rlm stop, first.")
+        if self.runs.run is not None:  # before the run opens its trajectory
+            self.runs.claim(self.runs.run)
         run = NotebookRun(self, job, origin_cell, asyncio.get_running_loop())
-        self.magics.active = run
+        self.runs.claim(run)
         try:
             run.start()
         except BaseException:
@@ -179,8 +179,7 @@ class NotebookMode:
         return run
 
     def ended(self, run: NotebookRun) -> None:
-        if self.magics.active is run:
-            self.magics.active = None
+        self.runs.release(run)
 
     # -- cells, as the kernel executes them ------------------------------------------------------
     def _post_run_cell(self, result: Any) -> None:
@@ -198,7 +197,7 @@ class NotebookMode:
         self.other_runs.discard(cell_id)
         if run is not None and not run.done and (told or named not in (None, run.run_id)):
             return await run.outside(run_cell)
-        if run is None or run.done or code.lstrip().startswith(("%rlm", "%%rlm")):
+        if run is None or run.done or rlm_command(code) is not None:
             return await run_cell()
         run.claim(cell_id, meta)
         run.before_cell(cell_id)
@@ -225,8 +224,10 @@ class NotebookMode:
 
 
 class NotebookRun:
-    """Drives one run's :class:`~rlm_kernel.driver.Loop` from notebook cells; where it stands is a
-    :class:`~rlm_kernel.jupyter.flow.Phase`. Every method runs on the kernel's event loop."""
+    """Drives one run's :class:`~rlm_kernel.driver.Loop` from notebook cells. Where it stands is a
+    :class:`~rlm_kernel.jupyter.flow.Phase`; each thing that happens is an :class:`Input` of the flow
+    table, and this class only carries out the table's effects. Every method runs on the kernel's
+    event loop."""
 
     def __init__(
         self, mode: NotebookMode, job: Any, origin_cell: str | None, loop: asyncio.AbstractEventLoop
@@ -248,7 +249,6 @@ class NotebookRun:
         self._lock = threading.Lock()
         self._throttle = Throttle(self._flush, FLUSH_S)
         self._writing_sent = 0
-        self._final = False  # set once the final view is shown: a late update must not replace it
         # The LM call the loop waits on: the root's reply, or the sub-model's verdict on an answer.
         self._root_future: concurrent.futures.Future[Completion | str] | None = None
         self.open = job.rlm.open(
@@ -270,7 +270,7 @@ class NotebookRun:
 
     @property
     def done(self) -> bool:
-        return self.result is not None
+        return self.phase is Phase.DONE
 
     # -- events: to the %%rlm cell's view and the side panel, throttled ----------------------------
     def _on_event(self, event: Event) -> None:
@@ -291,22 +291,136 @@ class NotebookRun:
             if writing and writing != self._writing_sent:  # the root's reply as it is written
                 self.mode.send(RootProgress(run_id=self.run_id, turn=self.run.turns, tokens=writing))
             self._writing_sent = writing
-            if not self._final:  # the final view, with the trajectory in its metadata, is _finish's
+            if not self.done:  # the final view, with the trajectory in its metadata, is _finish's
                 self._display.update(HTML(render_run(self.state, compact=True)))
 
-    # -- the loop ------------------------------------------------------------------------------------
-    def reconnected(self) -> None:
-        """Tell a view that just became the owner what the run is and where it stands, and
-        propose again the step that waits (the view finds its cell, if any, by its metadata)."""
-        self.mode.send(self._started())
-        self.mode.send(self._state())
-        if self.pending is not None:
-            self._propose(self.pending)
+    # -- the table -------------------------------------------------------------------------------------
+    def on(self, event: Input, value: Any = None) -> None:
+        """One input: the table's next phase, and its effect carried out with ``value``."""
+        self.phase, effect = advance(self.phase, event)
+        getattr(self, f"_do_{effect.value}")(value)
 
-    @property
-    def _reply(self) -> str:
-        """The root's reply that proposed the pending step."""
-        return next((m["content"] for m in reversed(self.run.messages) if m["role"] == "assistant"), "")
+    def _next(self, wait: Wait | Finish) -> None:
+        """What the loop waits for now, as an input: its Finish, an LM's reply, or a step's cell."""
+        wait = self._replay(wait)
+        if isinstance(wait, Finish):
+            self.on(Input.END, wait)
+        else:
+            self.on(Input.ASK if isinstance(wait, (AskRoot, Verify)) else Input.STEP, wait)
+
+    def _replay(self, wait: Wait | Finish) -> Wait | Finish:
+        """A branch's inherited steps run here, in the notebook's namespace, before its first
+        proposal: their cells are the run's it continues."""
+        while isinstance(wait, Execute) and wait.replay:
+            try:
+                outcome = self.parts.executor.execute(wait.code, step=wait.step)
+            except Exception as exc:  # the executor failed: the branch ends, recorded
+                wait = self.loop.throw(RLMError(f"replaying step {wait.step} failed: {exc}"))
+            else:
+                wait = self.loop.send(Ran(wait.code, outcome))
+        return wait
+
+    def start(self) -> None:
+        self.mode.send(self._started())
+        self._next(self.loop.start())
+
+    # -- what the front end and the kernel say, as inputs ----------------------------------------
+    def cell_inserted(self, step: int, cell_id: str) -> None:
+        if self.pending is not None and self.pending.step == step:
+            self.on(Input.PLACED, cell_id)
+
+    def claim(self, cell_id: str | None, meta: dict[str, Any]) -> None:
+        """A cell about to run whose metadata holds the waiting proposal is that step's cell, as
+        ``cell_inserted`` would have said: the binding does not depend on which message came first."""
+        step = self.pending
+        if (
+            step is not None
+            and self.pending_cell is None
+            and cell_id is not None
+            and meta.get("run_id") == self.run_id
+            and meta.get("step") == step.step
+            and meta.get("author") == "root"
+            and meta.get("proposed") == step.code
+        ):
+            self.on(Input.PLACED, cell_id)
+
+    def _is_step(self, cell_id: str | None) -> bool:
+        return self.pending is not None and cell_id is not None and cell_id == self.pending_cell
+
+    def before_cell(self, cell_id: str | None) -> None:
+        self.parts.subcalls.step = self.pending.step if self._is_step(cell_id) else self.run.steps + 1
+
+    def after_cell(
+        self, cell_id: str | None, code: str, result: ExecResult, interrupted: bool = False
+    ) -> None:
+        if self.done:
+            return
+        outcome = self.parts.executor.settle(result)
+        if self._is_step(cell_id):
+            self.on(Input.STEP_RAN, (cell_id, code, result, outcome, interrupted))
+        elif interrupted:
+            self.on(Input.INTERRUPTED)
+        else:
+            self.on(Input.HUMAN_RAN, (cell_id, code, result, outcome))
+
+    async def outside(self, run_cell: Any) -> Any:
+        """Run a cell of another run (Run All over a finished run's cells) as an ordinary cell: it
+        joins no step, and an answer it sets (its old FINAL) is undone, so this run never sees it."""
+        scaffold = getattr(self.parts.executor, "scaffold", None)
+        kept = dict(scaffold.answer) if scaffold is not None else {}
+        try:
+            return await run_cell()
+        finally:
+            if scaffold is not None:
+                scaffold.restore()
+                scaffold.answer.clear()
+                scaffold.answer.update(kept)
+
+    def set_mode(self, mode: str) -> None:
+        self.step_mode = mode
+        self.mode.send(self._state())
+
+    def stop(self) -> None:
+        self.on(Input.STOP)
+
+    def hint(self, text: str) -> None:
+        self.on(Input.HINT, text)
+
+    def regenerate(self, step: int) -> None:
+        """Ask the root again for the waiting step, if that is the step and the run can."""
+        if self.pending is not None and self.pending.step == step and self.run.can_regenerate:
+            self.on(Input.REGENERATE)
+        else:  # not (or no longer) possible: can_regenerate says so
+            self.mode.send(self._state())
+
+    # -- effects ---------------------------------------------------------------------------------------
+    def _do_none(self, _: Any) -> None:
+        pass
+
+    def _do_ask(self, wait: AskRoot | Verify) -> None:
+        future = self.parts.tree.pool.submit(call_lm(self.parts, wait), bounded=False)
+        self._root_future = future
+        future.add_done_callback(lambda f: self.event_loop.call_soon_threadsafe(self._replied, f))
+
+    def _replied(self, future: concurrent.futures.Future[Completion | str]) -> None:
+        if future is self._root_future:  # else: the call of a run that was stopped, or regenerated
+            self._root_future = None
+            self.on(Input.REPLIED, future)
+
+    def _do_feed_reply(self, future: concurrent.futures.Future[Completion | str]) -> None:
+        try:
+            completion = future.result()
+        except concurrent.futures.CancelledError:
+            self._next(self.loop.throw(RunCancelled()))
+        except RLMError as exc:
+            self._next(self.loop.throw(exc))
+        else:
+            self._next(self.loop.send(completion))
+
+    def _do_propose(self, wait: Execute) -> None:
+        self.pending, self.pending_cell = wait, None
+        self._propose(wait)
+        self._show_status()
 
     def _propose(self, action: Execute) -> None:
         mode, reason = self._step_mode(action.code)
@@ -323,6 +437,84 @@ class NotebookRun:
             )
         )
 
+    def _do_hold(self, wait: Wait) -> None:
+        self.held = wait
+        self.mode.send(self._state())
+
+    def _do_release(self, _: Any) -> None:
+        held, self.held = self.held, None
+        assert held is not None
+        self.mode.send(self._state())
+        self._next(held)
+
+    def _do_bind(self, cell_id: str) -> None:
+        self.pending_cell = self.last_cell = cell_id  # what the run adds next goes below it
+
+    def _do_feed_step(self, ran: tuple[str, str, ExecResult, Any, bool]) -> None:
+        cell_id, code, result, outcome, interrupted = ran
+        step = self.pending
+        assert step is not None
+        self.pending, self.pending_cell, self.last_cell = None, None, cell_id
+        self._show_status()
+        self.mode.send(
+            StepExecuted(
+                run_id=self.run_id,
+                step=step.step,
+                cell_id=cell_id,
+                edited=code.strip() != step.code.strip(),
+                error=result.error is not None,
+            )
+        )
+        wait = self.loop.send(Ran(code, outcome))
+        # An interrupted step is recorded with its output, then the run stops where it was.
+        self._next(self.loop.throw(RunCancelled.interrupted()) if interrupted else wait)
+
+    def _do_record(self, ran: tuple[str | None, str, ExecResult, Any]) -> None:
+        cell_id, code, result, outcome = ran
+        self.loop.human_step(code, result.text(), result.error, result.elapsed_s)
+        self.last_cell = cell_id or self.last_cell  # an answer it sets goes right after it
+        if outcome.answer_ready:
+            self.on(Input.END, self.loop.human_answer(outcome.answer))
+
+    def _do_regenerate(self, _: Any) -> None:
+        self.pending, self.pending_cell = None, None
+        self._next(self.loop.send(Regenerate()))
+        self.mode.send(self._state())
+
+    def _do_refuse(self, _: Any) -> None:
+        self.mode.send(self._state())
+
+    def _do_cancel(self, _: Any) -> None:
+        with self._lock:
+            self.state.stopping = True
+        self.parts.tree.cancel()
+        self._root_future = None
+        self._next(self.loop.throw(RunCancelled()))
+
+    def _do_interrupt(self, _: Any) -> None:
+        self._root_future = None
+        self._next(self.loop.throw(RunCancelled.interrupted()))
+
+    def _do_hint(self, text: str) -> None:
+        self.parts.hint(text)
+
+    def _do_resend(self, _: Any) -> None:
+        """Tell a view that just became the owner what the run is and where it stands, and
+        propose again the step that waits (the view finds its cell, if any, by its metadata)."""
+        self.mode.send(self._started())
+        self.mode.send(self._state())
+        if self.pending is not None:
+            self._propose(self.pending)
+
+    def _do_state(self, _: Any) -> None:
+        self.mode.send(self._state())
+
+    # -- what the front end is told ----------------------------------------------------------------
+    @property
+    def _reply(self) -> str:
+        """The root's reply that proposed the pending step."""
+        return next((m["content"] for m in reversed(self.run.messages) if m["role"] == "assistant"), "")
+
     def _step_mode(self, code: str) -> tuple[str, str]:
         """This step's rung: "auto" runs it, "step" waits for the human, and why."""
         if self.step_mode == "confirm-risky":
@@ -338,167 +530,6 @@ class NotebookRun:
             question=self.job.question,
             model=self.run.model,
         )
-
-    def start(self) -> None:
-        self.mode.send(self._started())
-        self._next(self.loop.start())
-
-    def _next(self, wait: Wait | Finish) -> None:
-        """Take up what the loop waits for now, as the flow table says."""
-        if self.done:
-            return
-        wait = self._replay(wait)
-        if isinstance(wait, Finish):
-            self._finish(wait)
-            return
-        asking = isinstance(wait, (AskRoot, Verify))
-        self.phase, effect = advance(self.phase, Input.ASK if asking else Input.STEP)
-        if effect is Effect.HOLD:
-            self.held = wait
-        elif isinstance(wait, (AskRoot, Verify)):
-            future = self.parts.tree.pool.submit(call_lm(self.parts, wait), bounded=False)
-            self._root_future = future
-            future.add_done_callback(lambda f: self.event_loop.call_soon_threadsafe(self._replied, f))
-        else:
-            self.pending, self.pending_cell = wait, None
-            self._propose(wait)
-            self._show_status()
-
-    def _replay(self, wait: Wait | Finish) -> Wait | Finish:
-        """A branch's inherited steps run here, in the notebook's namespace, before its first
-        proposal: their cells are the run's it continues."""
-        while isinstance(wait, Execute) and wait.replay:
-            try:
-                outcome = self.parts.executor.execute(wait.code, step=wait.step)
-            except Exception as exc:  # the executor failed: the branch ends, recorded
-                wait = self.loop.throw(RLMError(f"replaying step {wait.step} failed: {exc}"))
-            else:
-                wait = self.loop.send(Ran(wait.code, outcome))
-        return wait
-
-    def _replied(self, future: concurrent.futures.Future[Completion | str]) -> None:
-        if self.done or future is not self._root_future:
-            return
-        self._root_future = None
-        try:
-            completion = future.result()
-        except concurrent.futures.CancelledError:
-            self._next(self.loop.throw(RunCancelled()))
-        except RLMError as exc:
-            self._next(self.loop.throw(exc))
-        else:
-            self._next(self.loop.send(completion))
-
-    # -- cells ---------------------------------------------------------------------------------------
-    def cell_inserted(self, step: int, cell_id: str) -> None:
-        if self.pending is not None and self.pending.step == step:
-            self.pending_cell = self.last_cell = cell_id  # what the run adds next goes below it
-
-    def claim(self, cell_id: str | None, meta: dict[str, Any]) -> None:
-        """A cell about to run whose metadata holds the waiting proposal is that step's cell, as
-        ``cell_inserted`` would have said: the binding does not depend on which message came first."""
-        step = self.pending
-        if (
-            step is not None
-            and self.pending_cell is None
-            and cell_id is not None
-            and meta.get("run_id") == self.run_id
-            and meta.get("step") == step.step
-            and meta.get("author") == "root"
-            and meta.get("proposed") == step.code
-        ):
-            self.pending_cell = self.last_cell = cell_id
-
-    def _is_step(self, cell_id: str | None) -> bool:
-        return self.pending is not None and cell_id is not None and cell_id == self.pending_cell
-
-    def before_cell(self, cell_id: str | None) -> None:
-        self.parts.subcalls.step = self.pending.step if self._is_step(cell_id) else self.run.steps + 1
-
-    def after_cell(
-        self, cell_id: str | None, code: str, result: ExecResult, interrupted: bool = False
-    ) -> None:
-        if self.done:
-            return
-        outcome = self.parts.executor.settle(result)
-        if self._is_step(cell_id):
-            step = self.pending
-            assert step is not None
-            self.pending, self.pending_cell, self.last_cell = None, None, cell_id
-            self._show_status()
-            self.mode.send(
-                StepExecuted(
-                    run_id=self.run_id,
-                    step=step.step,
-                    cell_id=cell_id,
-                    edited=code.strip() != step.code.strip(),
-                    error=result.error is not None,
-                )
-            )
-            wait = self.loop.send(Ran(code, outcome))
-            # An interrupted step is recorded with its output, then the run stops where it was.
-            self._next(self.loop.throw(RunCancelled.interrupted()) if interrupted else wait)
-            return
-        if interrupted:
-            self._root_future = None
-            self._next(self.loop.throw(RunCancelled.interrupted()))
-            return
-        self.run.human_step(code, result.text(), result.error, result.elapsed_s)
-        self.last_cell = cell_id or self.last_cell  # an answer it sets goes right after it
-        if outcome.answer_ready:
-            self._next(self.loop.end(self.run.human_answer(outcome.answer)))
-
-    async def outside(self, run_cell: Any) -> Any:
-        """Run a cell of another run (Run All over a finished run's cells) as an ordinary cell: it
-        joins no step, and an answer it sets (its old FINAL) is undone, so this run never sees it."""
-        scaffold = getattr(self.parts.executor, "scaffold", None)
-        kept = dict(scaffold.answer) if scaffold is not None else {}
-        try:
-            return await run_cell()
-        finally:
-            if scaffold is not None:
-                scaffold.restore()
-                scaffold.answer.clear()
-                scaffold.answer.update(kept)
-
-    # -- controls ------------------------------------------------------------------------------------
-    def set_mode(self, mode: str) -> None:
-        self.step_mode = mode
-        self.mode.send(self._state())
-
-    def pause(self) -> None:
-        self.phase, _ = advance(self.phase, Input.PAUSE)
-        self.mode.send(self._state())
-
-    def resume(self) -> None:
-        self.phase, effect = advance(self.phase, Input.RESUME)
-        self.mode.send(self._state())
-        if effect is Effect.RELEASE:
-            held, self.held = self.held, None
-            assert held is not None
-            self._next(held)
-
-    def stop(self) -> None:
-        if self.done:
-            return
-        with self._lock:
-            self.state.stopping = True
-        self.parts.tree.cancel()
-        self._root_future = None
-        self._next(self.loop.throw(RunCancelled()))
-
-    def hint(self, text: str) -> None:
-        if not self.done:
-            self.run.hint(text)
-
-    def regenerate(self, step: int) -> None:
-        """Ask the root again for the waiting step; the front end learns where the run stands."""
-        if self.done or self.pending is None or self.pending.step != step or not self.run.can_regenerate:
-            self.mode.send(self._state())  # not (or no longer) possible: can_regenerate says so
-            return
-        self.pending, self.pending_cell = None, None
-        self._next(self.loop.send(Regenerate()))
-        self.mode.send(self._state())
 
     def _state(self) -> RunStateMsg:
         self._show_status()
@@ -526,18 +557,16 @@ class NotebookRun:
         metadata[NOTEBOOK_KEY]["mode"] = self.step_mode
         return metadata
 
-    def _finish(self, finish: Finish) -> None:
+    def _do_finish(self, finish: Finish) -> None:
         """Release the run; its view in the ``%%rlm`` cell ends with the answer or the reason it stopped,
         and keeps the trajectory in its metadata."""
         from IPython.display import HTML
 
-        self.phase, _ = advance(self.phase, Input.END)
         self.result = self.open.close(finish)
         self.mode.shell.user_ns[self.job.out] = self.result
         self._throttle.close()
         self._flush()
         with self._lock:
-            self._final = True
             self._display.update(HTML(render_run(self.state, compact=True)), metadata=self._saved())
         self.mode.send(
             RunFinished(

@@ -14,11 +14,20 @@ untrusted and goes through :func:`safe.text`; nothing from a run is ever markup 
 
 from __future__ import annotations
 
-import json
-from collections import Counter
-
+from ..view import (
+    TOOL_ERROR_SHOWN,
+    CallRow,
+    RunState,
+    StepView,
+    ToolRow,
+    format_seconds,
+    format_tokens,
+    step_bits,
+    tool_call_text,
+    tool_names,
+    totals_line,
+)
 from . import safe
-from .state import CallRow, RunState, StepView, ToolRow
 
 __all__ = ["render_run", "highlight", "tool_call_text", "tool_names"]
 
@@ -53,7 +62,6 @@ _MODEL = _TD + "; max-width: 14em; overflow: hidden; text-overflow: ellipsis"
 _NUMERIC = frozenset({"depth", "tokens", "latency", "cost"})
 _ORDER = {"running": 0, "error": 1, "cancelled": 2, "done": 3}
 _ERROR = "var(--jp-error-color1, #c62828)"
-TOOL_ARGS_SHOWN = 60  # characters of a tool call's arguments in its line (all of them in the tooltip)
 
 
 def _token_colours() -> list[tuple[object, str]]:
@@ -92,7 +100,6 @@ def _money(cost: float | None) -> str:
 
 
 def _header(state: RunState, *, warnings: bool = True) -> str:
-    total = state.usage.total
     if not state.ended and state.stopping:
         status = "stopping…"
     elif not state.ended and state.paused:
@@ -108,9 +115,6 @@ def _header(state: RunState, *, warnings: bool = True) -> str:
     models = safe.text(state.model)
     if state.sub_model and state.sub_model not in (state.model, "-"):
         models += f" (sub-calls: {safe.text(state.sub_model)})"
-    cached = f" · {total.cached_tokens:,} cached" if total.cached_tokens else ""
-    cost = "cost unknown" if total.cost is None else f"${total.cost:.4f}"
-    tools = f" · {state.tool_calls} tool call(s)" if state.tool_calls else ""
     writing = (
         f" · root LM writing: {state.streamed_tokens:,} token(s)"
         if state.streamed_tokens and not state.ended
@@ -118,8 +122,8 @@ def _header(state: RunState, *, warnings: bool = True) -> str:
     )
     return (
         f"<div><b>RLM</b> · {models} · {status}</div>"
-        f'<div style="color:{_MUTED}">{total.calls} LM call(s){tools} · {total.input_tokens:,} in / '
-        f"{total.output_tokens:,} out tokens{cached} · {cost} · {state.elapsed_s:.1f} s{writing}</div>"
+        f'<div style="color:{_MUTED}">{safe.text(totals_line(state))} · '
+        f"{state.elapsed_s:.1f} s{writing}</div>"
         f"{_warnings(state) if warnings else ''}"
     )
 
@@ -145,49 +149,18 @@ def _expandable(text: str, live: bool) -> str:
     )
 
 
-def _json(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-def tool_call_text(row: ToolRow) -> str:
-    """A tool call as plain text, e.g. ``open_file(name="a.txt", start=8)``: arguments in short, cut
-    at ``TOOL_ARGS_SHOWN`` characters; arguments that are not JSON (cut by the event) as they are."""
-    try:
-        parsed = json.loads(row.arguments) if row.arguments else {}
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, dict):
-        args, kwargs = [], parsed
-        if row.positional and set(parsed) == {"args", "kwargs"} and isinstance(parsed["kwargs"], dict):
-            args, kwargs = (
-                parsed["args"] if isinstance(parsed["args"], list) else [parsed["args"]],
-                parsed["kwargs"],
-            )
-        shown = ", ".join([*(_json(a) for a in args), *(f"{k}={_json(v)}" for k, v in kwargs.items())])
-    else:
-        shown = row.arguments
-    if len(shown) > TOOL_ARGS_SHOWN:
-        shown = shown[: TOOL_ARGS_SHOWN - 1] + "…"
-    return f"{row.tool}({shown})"
-
-
-def tool_names(rows: list[ToolRow]) -> str:
-    """The tools called, in the order first called: "list_files, open_file × 2"."""
-    counts = Counter(r.tool for r in rows)
-    return ", ".join(name if n == 1 else f"{name} × {n}" for name, n in counts.items())
-
-
 def _tool(row: ToolRow) -> str:
     """One tool call's line: what was called, and what it gave (size, time) or its error."""
+    # tool_outcome's text, with the error in red.
     if row.error is not None:
-        outcome = f'<span style="color:{_ERROR}">✗ {safe.text(row.error[:160])}</span>'
+        outcome = f'<span style="color:{_ERROR}">✗ {safe.text(row.error[:TOOL_ERROR_SHOWN])}</span>'
     else:
-        outcome = f"{row.result_chars:,} chars"
+        outcome = f"{format_tokens(row.result_chars)} chars"
     gave = row.error if row.error is not None else row.result_preview
     tip = f"{row.tool} {row.arguments}" + (f"\n→ {gave}" if gave else "")
     return (
         f'<span style="font-family: var(--jp-code-font-family, monospace)" title="{safe.text(tip)}">'
-        f"{safe.text(tool_call_text(row))}</span> · {outcome} · {row.latency_s:.2f} s"
+        f"{safe.text(tool_call_text(row))}</span> · {outcome} · {format_seconds(row.latency_s)}"
     )
 
 
@@ -317,35 +290,11 @@ def _step(view: StepView, state: RunState, current: bool, live: bool) -> str:
     return f"<details{' open' if current else ''}><summary>{_summary(view)}</summary>{body}</details>"
 
 
-def _step_status(view: StepView, state: RunState) -> str:
-    if view.error:
-        return '<span style="color:var(--jp-error-color1, #c62828)">error</span>'
-    if view.output is not None:
-        return "done"
-    if state.ended:
-        return "stopped before it ran"
-    if state.waiting_for == view.step:
-        return "waiting for you to run its cell"
-    return "stopping…" if state.stopping else "running"
-
-
 def _step_line(view: StepView, state: RunState) -> str:
-    """One step in a line, e.g. "step 2 · root · done · 3 sub-calls · root LM 1.20 s · code 0.10 s"."""
-    author = "human" if view.author == "human" else "root, edited" if view.edited else "root"
-    bits = [f"step {view.step}", author, _step_status(view, state)]
-    if view.calls:
-        running = sum(r.status == "running" for r in view.calls.values())
-        bits.append(f"{len(view.calls)} sub-call(s)" + (f", {running} running" if running else ""))
-    if tools := view.all_tools():
-        failed = sum(t.error is not None for t in tools)
-        bits.append(
-            f"{len(tools)} tool call(s): {safe.text(tool_names(tools))}"
-            + (f", {failed} failed" if failed else "")
-        )
-    if view.lm_s is not None and view.author != "human":
-        bits.append(f"root LM {view.lm_s:.2f} s")
-    if view.elapsed_s is not None:
-        bits.append(f"code {view.elapsed_s:.2f} s")
+    """:func:`rlm_kernel.view.step_line`, escaped, with an error in red."""
+    bits = [safe.text(b) for b in step_bits(view, state)]
+    if state.step_status(view) == "error":
+        bits[2] = '<span style="color:var(--jp-error-color1, #c62828)">error</span>'
     return f'<div class="rlm-run-step">{" · ".join(bits)}</div>'
 
 

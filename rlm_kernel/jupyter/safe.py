@@ -110,7 +110,14 @@ class _SafePlugin:
 
 
 _PLUGIN = "rlm_kernel_safe"
-mdformat.plugins.PARSER_EXTENSIONS.setdefault(_PLUGIN, _SafePlugin)  # type: ignore[arg-type]
+
+
+def _registered() -> str:
+    """The plugin's name in mdformat's registry (the only way ``mdformat.text`` takes a plugin),
+    put there when an answer is first formatted, not when this module is imported."""
+    mdformat.plugins.PARSER_EXTENSIONS.setdefault(_PLUGIN, _SafePlugin)  # type: ignore[arg-type]
+    return _PLUGIN
+
 
 _RENDER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 _SafePlugin.update_mdit(_RENDER)
@@ -138,7 +145,7 @@ def markdown_source(value: str) -> str:
     escaped instead, so it renders as exactly its text."""
     if len(value) <= MAX_MARKDOWN_CHARS:
         try:
-            source = mdformat.text(value, extensions=["gfm", _PLUGIN], options={"wrap": "keep"})
+            source = mdformat.text(value, extensions=["gfm", _registered()], options={"wrap": "keep"})
         except Exception:  # any failure of the formatter falls back to the plain form below
             source = None
         if source is not None and _inert(source):

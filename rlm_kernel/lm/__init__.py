@@ -7,6 +7,8 @@ that client's own prices, before the process-wide table of :mod:`rlm_kernel.usag
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,9 @@ from .base import BaseLM, Completion, LMClient, Message, estimate_tokens, price_
 
 __all__ = [
     "make_lm",
+    "backend",
+    "Backend",
+    "BACKENDS",
     "BaseLM",
     "Completion",
     "LMClient",
@@ -24,35 +29,80 @@ __all__ = [
     "DEFAULT_MODELS",
 ]
 
-DEFAULT_MODELS = {"openai": "gpt-5-mini", "anthropic": "claude-sonnet-4-5"}
 _LOCAL_N_CTX = 8192
 
 
-def make_lm(backend: str, kwargs: dict[str, Any] | None = None, *, model: str | None = None) -> LMClient:
-    """A client for ``backend``; ``model`` overrides ``kwargs["model_name"]`` (``llm_query(model=...)``)."""
+@dataclass(frozen=True)
+class Backend:
+    """What the rest of the package may know about a backend, declared here, never guessed from
+    its name: where its key and endpoint come from, its default model, and how its clients are made."""
+
+    name: str
+    make: Callable[[str | None, dict[str, Any]], LMClient]
+    default_model: str | None = None
+    key_var: str | None = None  # the environment variable of its API key, for those that need one
+    base_url_var: str | None = None
+    small: bool = False  # a small model's prompts ("small" profile) unless another profile is asked for
+    openai_compatible: bool = False  # spoken to over OpenAI Chat Completions (other tools can use it)
+
+    @property
+    def needs_key(self) -> bool:
+        return self.key_var is not None
+
+
+def _openai(name: str | None, kw: dict[str, Any]) -> LMClient:
+    from .openai import OpenAILM
+
+    return OpenAILM(name or BACKENDS["openai"].default_model, **kw)
+
+
+def _anthropic(name: str | None, kw: dict[str, Any]) -> LMClient:
+    from .anthropic import AnthropicLM
+
+    return AnthropicLM(name or BACKENDS["anthropic"].default_model, **kw)
+
+
+def _replay(name: str | None, kw: dict[str, Any]) -> LMClient:
+    from .replay import ReplayLM
+
+    path = kw.pop("path", None) or kw.pop("recording", None)
+    if path is None:
+        raise ConfigError("The replay backend needs backend_kwargs={'path': 'recording.jsonl'}.")
+    return ReplayLM(path, model_name=name, context_window=kw.get("context_window"), prices=kw.get("prices"))
+
+
+BACKENDS: dict[str, Backend] = {
+    b.name: b
+    for b in (
+        Backend("openai", _openai, "gpt-5-mini", "OPENAI_API_KEY", "OPENAI_BASE_URL", openai_compatible=True),
+        Backend("anthropic", _anthropic, "claude-sonnet-4-5", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+        Backend(
+            "local",
+            lambda name, kw: _local(name, kw),
+            "qwen2.5-coder-0.5b",
+            small=True,
+            openai_compatible=True,
+        ),
+        Backend("replay", _replay),
+    )
+}
+DEFAULT_MODELS = {name: b.default_model for name, b in BACKENDS.items() if b.default_model}
+
+
+def backend(name: str) -> Backend:
+    """The registered backend ``name``; a one-line error naming the others."""
+    try:
+        return BACKENDS[name]
+    except KeyError:
+        raise ConfigError(f"Unknown backend {name!r}: choose one of {', '.join(BACKENDS)}.") from None
+
+
+def make_lm(backend_name: str, kwargs: dict[str, Any] | None = None, *, model: str | None = None) -> LMClient:
+    """A client for ``backend_name``; ``model`` overrides ``kwargs["model_name"]`` (``llm_query(model=)``)."""
     kw = dict(kwargs or {})
     name = model or kw.pop("model_name", None)
     kw.pop("model_name", None)
-    if backend == "openai":
-        from .openai import OpenAILM
-
-        return OpenAILM(name or DEFAULT_MODELS["openai"], **kw)
-    if backend == "anthropic":
-        from .anthropic import AnthropicLM
-
-        return AnthropicLM(name or DEFAULT_MODELS["anthropic"], **kw)
-    if backend == "replay":
-        from .replay import ReplayLM
-
-        path = kw.pop("path", None) or kw.pop("recording", None)
-        if path is None:
-            raise ConfigError("The replay backend needs backend_kwargs={'path': 'recording.jsonl'}.")
-        return ReplayLM(
-            path, model_name=name, context_window=kw.get("context_window"), prices=kw.get("prices")
-        )
-    if backend == "local":
-        return _local(name, kw)
-    raise ConfigError(f"Unknown backend {backend!r}: choose openai, anthropic, local or replay.")
+    return backend(backend_name).make(name, kw)
 
 
 def _local(name: str | None, kw: dict[str, Any]) -> LMClient:

@@ -342,8 +342,6 @@ def now() -> float:
 @functools.lru_cache(maxsize=1)
 def shared_ssl_context() -> ssl.SSLContext:
     """Loading the certificate store costs about 20 ms a client; every client of the process shares one."""
-    try:
-        import httpx2 as httpx  # what openai 3 and anthropic 2 are built on
-    except ImportError:
-        import httpx
-    return httpx.create_ssl_context()
+    import httpx2  # what openai 3 and anthropic 2 are built on
+
+    return httpx2.create_ssl_context()

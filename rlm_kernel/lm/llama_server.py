@@ -55,6 +55,7 @@ from rlm_kernel.errors import ConfigError, LocalServerError
 __all__ = ["LlamaServer", "LocalServerError", "shared_server", "stop_shared_servers"]
 
 _HOST = "127.0.0.1"
+HEALTH_RETRY_S = 0.05  # between /health probes while the model loads
 
 
 def _default_threads() -> int:
@@ -267,7 +268,9 @@ class LlamaServer:
                     f"The llama.cpp server at {self._url} did not answer /health within {timeout:g} s "
                     f"(last: {last}); pass a longer timeout to start(), or check the machine's load."
                 )
-            time.sleep(0.05)
+            # llama.cpp offers no signal of readiness: /health answers 503 until the model is
+            # loaded, so it is asked again. Only at start, never once the server is up.
+            time.sleep(HEALTH_RETRY_S)
 
 
 # -- one server per model and settings, for the whole process ----------------------------------

@@ -269,7 +269,7 @@ def test_a_second_view_during_a_run_neither_duplicates_nor_strands_its_steps(
     assert "42" in view[4]["markdown"]
 
 
-# ------------------------------------------------------------------ what the README promises
+# ------------------------------------------------------- what docs/kernel.md promises
 
 
 def test_a_step_badge_tooltip_shows_its_root_reply_and_sub_calls(

@@ -36,7 +36,7 @@ def shell(
         monkeypatch.delenv(var, raising=False)
     ip = InteractiveShell.instance()
     ip.run_line_magic("load_ext", "rlm_kernel")
-    ip.run_line_magic("config", "RLMMagics.model = 'gpt-4o-mini'")
+    ip.run_line_magic("config", "RLMMagics.model_name = 'gpt-4o-mini'")
     yield ip
     ip.run_line_magic("unload_ext", "rlm_kernel")
     ip.config.pop("RLMMagics", None)

@@ -35,7 +35,7 @@ def test_the_command_lines_isolation_reaches_the_rollouts_kernels(
     with ScriptedServer(in_a_sandbox) as server:
         cmd = [
             sys.executable, "-m", "rlm_kernel.eval", "run", "--tasks", "", "--task-file", str(tasks),
-            "--methods", "rlm", "--out", str(out), "--backend", "openai", "--model", "gpt-4o-mini",
+            "--methods", "rlm", "--out", str(out), "--backend", "openai", "--model-name", "gpt-4o-mini",
             "--base-url", server.openai_base_url, "--isolation", isolation, "--no-progress",
         ]  # fmt: skip
         proc = subprocess.run(

@@ -3,7 +3,7 @@
 Short lengths and few tasks, to keep to a few minutes on two cores: what it shows is that the
 harness runs the real model end to end, records what happened, and scores a plain model whose
 window the context overflows as a failure with llama.cpp's own error (not a cut prompt).
-The sweeps whose figures the README publishes are in benchmarks/.
+The sweeps whose figures docs/evaluation.md publishes are in benchmarks/.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.local_model, pytest.mark.sandbox]  # its rollouts run 
 
 
 def test_a_small_sweep_with_the_bundled_model(tmp_path: Path) -> None:
-    settings = rlm_eval.Settings(backend="local", max_iterations=4, timeout=300)
+    settings = rlm_eval.Settings(backend="local", max_iterations=4, max_timeout=300)
     results = rlm_eval.run(
         ["sniah"],
         ["1k", "12k"],

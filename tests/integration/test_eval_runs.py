@@ -73,7 +73,7 @@ def server() -> Iterator[ScriptedServer]:
 def settings(server: ScriptedServer) -> rlm_eval.Settings:
     return rlm_eval.Settings(
         backend="openai",
-        model="gpt-4o-mini",
+        model_name="gpt-4o-mini",
         backend_kwargs={"base_url": server.openai_base_url, "api_key": "sk-test"},
     )
 
@@ -179,7 +179,7 @@ def test_ctrl_c_in_the_command_line_loses_nothing_that_finished(
     solver.slow_after = 2  # two root calls answer at once; the rest hang until interrupted
     cmd = [
         sys.executable, "-m", "rlm_kernel.eval", "run", "--tasks", ",".join(FAMILIES), "--lengths", "1k",
-        "--methods", "rlm", "-n", str(N), "--out", str(tmp_path), "--backend", "openai", "--model", "gpt-4o-mini",
+        "--methods", "rlm", "-n", str(N), "--out", str(tmp_path), "--backend", "openai", "--model-name", "gpt-4o-mini",
         "--base-url", server.openai_base_url, "--concurrency", "2", "--no-progress",
     ]  # fmt: skip
     env = {**os.environ, "OPENAI_API_KEY": "sk-test"}

@@ -63,7 +63,7 @@ def task_file(tmp_path: Path) -> Path:
 def sweep(server: ScriptedServer, out: Path, task_file: Path, **kwargs: object) -> rlm_eval.Results:
     settings = rlm_eval.Settings(
         backend="openai",
-        model="gpt-4o-mini",
+        model_name="gpt-4o-mini",
         backend_kwargs={"base_url": server.openai_base_url, "api_key": "sk-test"},
         tips=TIPS,
     )
@@ -214,7 +214,7 @@ def test_a_sweep_from_the_command_line_passes_tools_tips_and_sub_tools(tmp_path:
             sys.executable, "-m", "rlm_kernel.eval", "run", "--tasks", "", "--task-file", str(tasks),
             "--methods", "rlm,rlm+tips", "--tips-file", str(tmp_path / "tips.md"),
             "--tools", "officetools:TOOLS", "--sub-tools", "officetools:SUB_TOOLS", "--out", str(out),
-            "--backend", "openai", "--model", "gpt-4o-mini", "--base-url", server.openai_base_url,
+            "--backend", "openai", "--model-name", "gpt-4o-mini", "--base-url", server.openai_base_url,
             "--executor", "local", "--no-progress",
         ]  # fmt: skip
         env = {**os.environ, "OPENAI_API_KEY": "sk-test", "PYTHONPATH": str(tmp_path)}
@@ -234,7 +234,7 @@ def test_a_sweep_from_the_command_line_passes_tools_tips_and_sub_tools(tmp_path:
         assert calls == [("badge_of", None, None), ("room_of", started.call_id, None)]
         assert row.answer == "It opens room 4.17, second floor." and row.score == 1.0
     sweeps = [json.loads(x) for x in (out / "sweeps.jsonl").read_text().splitlines()]
-    assert sweeps[0]["settings"]["sub_tools"] == "officetools:SUB_TOOLS"
+    assert sweeps[0]["settings"]["sub_tools"] == ["room_of"]  # functions by name: no code
 
 
 def test_tools_given_as_functions_reach_the_rlm(tmp_path: Path) -> None:
@@ -248,7 +248,7 @@ def test_tools_given_as_functions_reach_the_rlm(tmp_path: Path) -> None:
     with ScriptedServer(root_and_sub_with_tools) as server:
         settings = rlm_eval.Settings(
             backend="openai",
-            model="gpt-4o-mini",
+            model_name="gpt-4o-mini",
             backend_kwargs={"base_url": server.openai_base_url, "api_key": "sk-test"},
             tools=namespace["TOOLS"],
             sub_tools=namespace["SUB_TOOLS"],

@@ -32,7 +32,7 @@ def test_verify_reaches_the_rollouts(tmp_path: Path, verify: bool) -> None:
     with ScriptedServer(responder) as server:
         cmd = [
             sys.executable, "-m", "rlm_kernel.eval", "run", "--tasks", "", "--task-file", str(tasks),
-            "--methods", "rlm", "--out", str(out), "--backend", "openai", "--model", "gpt-4o-mini",
+            "--methods", "rlm", "--out", str(out), "--backend", "openai", "--model-name", "gpt-4o-mini",
             "--base-url", server.openai_base_url, "--executor", "local", "--no-progress",
             *(["--verify"] if verify else []),
         ]  # fmt: skip

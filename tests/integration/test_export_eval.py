@@ -78,7 +78,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with ScriptedServer(Roots()) as server:
         settings = rlm_eval.Settings(
             backend="openai",
-            model="gpt-4o-mini",
+            model_name="gpt-4o-mini",
             backend_kwargs={"base_url": server.openai_base_url, "api_key": "sk-test"},
             max_iterations=2,
             executor="local",

@@ -110,9 +110,9 @@ def test_config_says_where_each_value_comes_from(shell: InteractiveShell, monkey
     shell.run_line_magic("rlm", "config")
     out = capsys.readouterr().out
     lines = {line.split()[0]: line for line in out.splitlines()}
-    assert "'gpt-4o-mini'" in lines["model"] and "%config" in lines["model"]
+    assert "'gpt-4o-mini'" in lines["model_name"] and "%config" in lines["model_name"]
     assert "7" in lines["max_iterations"] and "%config" in lines["max_iterations"]
-    assert "gpt-4o-mini-sub" in lines["sub_model"] and "$RLM_SUB_MODEL" in lines["sub_model"]
+    assert "gpt-4o-mini-sub" in lines["sub_model_name"] and "$RLM_SUB_MODEL" in lines["sub_model_name"]
     assert "'openai'" in lines["backend"] and "default" in lines["backend"]
     assert "set" in lines["OPENAI_API_KEY"] and "sk-test" not in out
 
@@ -121,7 +121,7 @@ def test_environment_is_read_at_each_run(
     shell: InteractiveShell, scripted_server: ScriptedServer, monkeypatch
 ) -> None:
     scripted_server.responder = Script(root=[repl("FINAL(1)")])
-    shell.config.RLMMagics.pop("model")
+    shell.config.RLMMagics.pop("model_name")
     monkeypatch.setenv("RLM_MODEL", "model-from-env")
     shell.user_ns["doc"] = "abc"
     assert run(shell, "%rlm doc q").success

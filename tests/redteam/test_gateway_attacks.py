@@ -1,4 +1,4 @@
-"""The same attacks through a real Kernel Gateway, set up as the README says: kernels of the
+"""The same attacks through a real Kernel Gateway, set up as docs/executors.md says: kernels of the
 ``rlm-sandbox`` kernelspec, channels over IPC. And what the gateway executor refuses or cleans up."""
 
 from __future__ import annotations

@@ -87,7 +87,7 @@ def test_code_in_the_kernel_cannot_take_over_the_notebook_kernel_that_started_it
 def test_without_a_sandbox_the_same_code_takes_the_notebook_kernel_over(
     notebook_kernel: KernelSession, server: ScriptedServer
 ) -> None:
-    """What ``isolation="none"`` does not stop, as the README's table says."""
+    """What ``isolation="none"`` does not stop, as the table in docs/executors.md says."""
     attacker(server, take_over("TRIED", "TAKEN = True"))
     msg_id = notebook_kernel.start(
         "from rlm_kernel import RLM\n"

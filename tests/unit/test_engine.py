@@ -13,6 +13,7 @@ from rlm_kernel.engine import (
     Finish,
     ResolveFinal,
     RLMRun,
+    State,
     Verify,
     _Answer,
     _Pending,
@@ -22,17 +23,6 @@ from rlm_kernel.events import AnswerSet, RunEnded
 from rlm_kernel.executors.base import ExecResult
 from rlm_kernel.lm.base import Completion
 from rlm_kernel.prompts import context_metadata
-
-
-class Clock:
-    """The driver's clock, stepped by hand: one second a reading."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
 
 
 def make_run(question="Q?", **settings):
@@ -46,7 +36,7 @@ def make_run(question="Q?", **settings):
         sub_model="m",
         emit=events.append,
         run_id="r1",
-        clock=Clock(),
+        started=1.0,
     )
     return run, events
 
@@ -283,11 +273,22 @@ def test_an_exception_inside_a_call_leaves_the_run_in_error_where_only_abort_is_
     assert run.state == "done" and events[-1].kind == "run_ended"
 
 
-def test_the_engine_reads_the_drivers_clock():
-    run, events = make_run()
-    run.start()  # the clock reads 1 at the start
-    run.abort("stop")  # and 2 at the end
+def test_the_engine_takes_the_time_from_the_driver():
+    run, events = make_run()  # started at 1
+    run.start()
+    run.now = 2.0  # the driver's clock before its next call
+    run.abort("stop")
     assert events[-1].elapsed_s == 1.0
+
+
+def test_the_engine_reads_no_clock_and_its_states_are_an_enum():
+    import rlm_kernel.engine as engine
+
+    assert not {"time", "datetime", "uuid", "random"} & set(vars(engine))
+    run, _ = make_run()
+    assert run.state is State.NEW
+    run.start()
+    assert run.state is State.ASKING and run.state == "asking"
 
 
 def test_small_profile_opens_with_a_worked_example():
@@ -316,7 +317,7 @@ def test_child_runs_are_told_they_answer_a_sub_task():
         sub_model="m",
         emit=events.append,
         run_id="r1",
-        clock=Clock(),
+        started=1.0,
         parent_id="p",
     )
     action = run.start()
@@ -443,7 +444,7 @@ def test_cut_output_says_how_much_and_where_the_question_words_were():
         sub_model="m",
         emit=events.append,
         run_id="r1",
-        clock=Clock(),
+        started=1.0,
     )
     run.start()
     run.receive_reply(reply("```repl\nprint(context)\n```"))

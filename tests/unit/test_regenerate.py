@@ -28,7 +28,7 @@ def new_run(events: list) -> RLMRun:
         sub_model="m",
         emit=events.append,
         run_id="r1",
-        clock=time.perf_counter,
+        started=time.perf_counter(),
     )
 
 
@@ -70,8 +70,6 @@ def test_the_loop_waits_again_when_a_regenerate_cannot_be_done():
 
     events: list = []
     run = new_run(events)
-    parts = RunParts.__new__(RunParts)
-    parts.run = run
 
     class Tree:
         cancelled = False
@@ -84,7 +82,7 @@ def test_the_loop_waits_again_when_a_regenerate_cannot_be_done():
     class Subcalls:
         step = None
 
-    parts.tree, parts.subcalls = Tree(), Subcalls()
+    parts = RunParts(run, Tree(), None, Subcalls(), None)  # type: ignore[arg-type]
     loop = Loop(parts)
     loop.start()
     first = loop.send(reply("```repl\na = 1\n```\n```repl\nb = 2\n```"))

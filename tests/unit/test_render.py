@@ -14,7 +14,7 @@ from rlm_kernel.events import (
     ToolCalled,
 )
 from rlm_kernel.jupyter.render import LIVE_ROWS, render_run, tool_call_text
-from rlm_kernel.jupyter.state import RunState, ToolRow
+from rlm_kernel.view import RunState, ToolRow
 
 
 def state_with_batch(finished: int, size: int = 20) -> RunState:

@@ -33,7 +33,7 @@ from rlm_kernel.events import (
 )
 from rlm_kernel.jupyter import safe
 from rlm_kernel.jupyter.render import render_run
-from rlm_kernel.jupyter.state import RunState
+from rlm_kernel.view import RunState
 
 ATTACKER = "http://attacker.test:8000"
 CORPUS = json.loads((Path(__file__).parents[1] / "data" / "payloads.json").read_text())["payloads"]

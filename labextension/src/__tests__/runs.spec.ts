@@ -1,6 +1,6 @@
 import { parseKernelMsg, type KernelMsg } from '../protocol';
 import { formatCost, formatTally, formatTokens, stepTooltip, toolCallText, toolNames, toolOutcome } from '../format';
-import { isRlmCommand, RunLog, stepTally, stepTools, type ToolView } from '../runs';
+import { RunLog, stepTally, stepTools, type ToolView } from '../runs';
 import recorded from './fixtures/kernel_run.json';
 import {
   callFinished,
@@ -319,13 +319,6 @@ describe('formatting', () => {
   it('shortens big token counts', () => {
     expect(formatTokens(999)).toBe('999');
     expect(formatTokens(12_345)).toBe('12.3k');
-  });
-
-  it('tells commands from code', () => {
-    expect(isRlmCommand('%rlm stop')).toBe(true);
-    expect(isRlmCommand('%%rlm -c doc')).toBe(true);
-    expect(isRlmCommand('%rlmx')).toBe(false);
-    expect(isRlmCommand('x = "%rlm"')).toBe(false);
   });
 
   it("puts a step's sub-call tokens, latency and cost in its badge tooltip", () => {
