@@ -41,7 +41,7 @@ class ConsoleView:
         self.stream_tokens = stream_tokens
         self.state = RunState()
         self._lock = threading.Lock()
-        self._streaming = False
+        self._streamed: str | None = None  # the top run's reply so far, while it streams
 
     def _write(self, text: str) -> None:
         self.stream.write(text)
@@ -61,14 +61,18 @@ class ConsoleView:
             what = "run" if event.depth == 0 else "child run"
             self._write(f"{pad}── {what} {event.run_id}: {event.model} (sub-calls: {event.sub_model})\n")
         elif isinstance(event, RootToken) and self.stream_tokens and event.depth == 0:
-            if not self._streaming:
+            if self._streamed is None:
                 self._write(f"{pad}root ▸ ")
-                self._streaming = True
+                self._streamed = ""
+            self._streamed += event.text
             self._write(event.text)
         elif isinstance(event, RootReply):
-            if self._streaming:
-                self._write("\n")
-                self._streaming = False
+            if self._streamed is not None and event.depth == 0:
+                # The reply may end with what was never streamed: the engine closes a call that the
+                # reply's start opened and the server's stop sequence cut (`FINAL(` ... `)`).
+                streamed, self._streamed = self._streamed, None
+                rest = event.text[len(streamed) :] if event.text.startswith(streamed) else ""
+                self._write(rest + "\n")
             elif event.depth > 0 or not self.stream_tokens:
                 self._write(textwrap.indent(f"root ▸ {event.text.strip()}\n", pad))
             tokens = f"{event.input_tokens:,} in / {event.output_tokens:,} out"

@@ -256,7 +256,10 @@ async def ask_root(parts: RunParts, action: AskRoot) -> Completion:
         stop = (action.closing, *stop) if action.closing else stop
         on_token(prefill)
     budget = parts.tree.budget
-    call = parts.lm.complete(messages, on_token=on_token, max_tokens=action.max_tokens, stop=stop or None)
+    sampled = {"sampling": action.sampling} if action.sampling else {}  # a regenerated proposal's
+    call = parts.lm.complete(
+        messages, on_token=on_token, max_tokens=action.max_tokens, stop=stop or None, **sampled
+    )
     try:
         completion = await asyncio.wait_for(call, budget.time_left())
     except asyncio.TimeoutError:

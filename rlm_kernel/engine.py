@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -65,6 +66,7 @@ from .repl import cut_note, truncate
 from .rewind import Branch, ReplayedStep
 
 TURN_OUTPUT_TIMES = 4  # a turn's whole observation is at most this many times max_output_chars
+REGENERATE_TEMPERATURE = 0.8  # a regenerated proposal's: another proposal, even from a greedy model
 
 __all__ = [
     "RLMRun",
@@ -127,6 +129,8 @@ class AskRoot:
     prefill: str | None = None  # the reply's start, for a backend that continues it
     closing: str | None = None  # with the prefill: one more stop, which closes the call it began
     reopen: bool = False  # an answer was sent back: clear the REPL's answer["ready"] before any code runs
+    # Sampling for this request only ({"temperature": ..., "seed": ...}): a regenerated proposal.
+    sampling: dict[str, float | int] | None = None
 
 
 @dataclass(frozen=True)
@@ -235,6 +239,8 @@ class RLMRun:
         self.iterations = 0  # root replies received
         self.steps = 0
         self._executing = 0
+        self._reproposing = 0  # the number a regenerated proposal takes: the waiting step's
+        self._regenerations = 0
         self.response: str | None = None
         self.error: str | None = None
         self.started = started  # the driver's clock when the run began
@@ -310,6 +316,12 @@ class RLMRun:
         return self._ask(content)
 
     def _finish(self, response: str | None, error: str | None = None, stop: str = "answer") -> Finish:
+        if self._hints:  # given after the root's last turn: said, not dropped without a word
+            unused = "; ".join(f'"{h[:80]}"' for h in self._hints)
+            self._warn(
+                "hint_unused", f"The run ended before the root's next turn, so it never saw: {unused}."
+            )
+            self._hints = []
         self.response, self.error, self._stop = response, error, stop
         self.state = DONE
         self.emit(
@@ -559,8 +571,11 @@ class RLMRun:
         pending = self._pending
         assert pending is not None
         if pending.blocks and not pending.failed:
-            self.steps += 1
-            self._executing = self.steps  # human steps may be numbered while this one waits
+            if self._reproposing:  # a regenerated proposal's first step: the waiting step's number
+                self._executing, self._reproposing = self._reproposing, 0
+            else:
+                self.steps += 1
+                self._executing = self.steps  # human steps may be numbered while this one waits
             code = self._code = pending.blocks.pop(0)
             self.state = EXECUTING
             self.emit(StepStarted(**self._ids(), step=self._executing, code=code))
@@ -728,13 +743,38 @@ class RLMRun:
         if not self.can_regenerate:
             raise RuntimeError("only a step whose reply has not run any code can be proposed again")
         rejected = self.messages.pop()
+        self._regenerations += 1
+        # Another proposal, not the same one again: this request samples, with a seed of its own
+        # (recorded, so the request can be made again).
+        digest = hashlib.sha256(f"{self.run_id}:{self._executing}:{self._regenerations}".encode()).digest()
+        sampling = {"temperature": REGENERATE_TEMPERATURE, "seed": int.from_bytes(digest[:4], "big") >> 1}
+        # What the human did while the step waited (cells of their own, hints) is in the new request:
+        # added to this turn's, so the conversation stays one user turn, one reply.
+        added = prompts.observation([], human_steps=self._human_steps, hints=self._hints)
+        if added:
+            last = self.messages[-1]
+            self.messages[-1] = {**last, "content": f"{last['content']}\n\n{added}"}
+            self._chars += len(added) + 2
+            self._human_steps, self._hints = [], []
         self.emit(
-            ProposalRejected(**self._ids(), step=self._executing, turn=self.turns, reply=rejected["content"])
+            ProposalRejected(
+                **self._ids(),
+                step=self._executing,
+                turn=self.turns,
+                reply=rejected["content"],
+                added=added,
+                sampling=sampling,
+            )
         )
-        self.steps -= 1  # the new proposal takes the rejected step's number
+        # The new proposal takes the waiting step's number (its cell is the same); steps numbered
+        # after it while it waited (the human's) keep theirs.
+        self._reproposing = self._executing
         self._pending = None
         self.state = ASKING
-        return self._asking()
+        ask = replace(self._asking(), sampling=sampling)
+        if ask.prefill:  # the worked opening would lead to the same proposal: only the fence is kept
+            ask = replace(ask, prefill=ask.prefill.split("\n", 1)[0] + "\n", closing=None)
+        return ask
 
     @_transition
     def human_answer(self, content: str) -> Finish:

@@ -211,6 +211,8 @@ class ProposalRejected(Event):
     step: int
     turn: int
     reply: str
+    added: str = ""  # what came while the step waited (the human's cells, hints), added to the request
+    sampling: dict[str, Any] | None = None  # the new request's temperature and seed
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -227,7 +229,14 @@ class RunWarning(Event):
 
     kind: ClassVar[str] = "warning"
     code: Literal[
-        "no_code", "unseen", "after_error", "unsupported", "repetition", "reply_cut", "replay_diverged"
+        "no_code",
+        "unseen",
+        "after_error",
+        "unsupported",
+        "repetition",
+        "reply_cut",
+        "replay_diverged",
+        "hint_unused",
     ]
     text: str
 

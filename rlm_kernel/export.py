@@ -1,22 +1,34 @@
 """``python -m rlm_kernel.export``: turn trajectories (JSONL logs or notebooks) into fine-tuning data.
 
 One sample per root turn, in the chat format most trainers read (``{"messages": [...]}``): the
-conversation up to that turn as input, the root's reply as the target (and, where a human had
-the root propose a step again, the replies set aside as ``rejected``). Where a human edited a
-step before it ran, the target (and the history after it) holds the code that actually ran, so
-the data teaches the corrected behaviour. A branch (a rewind, ``rlm_kernel.rewind``) is a
-conversation of its own that starts with the turn it asked again; with the run it continues among
-the inputs, that run's reply at the turn is the branch's ``rejected``, and that run's samples from
-the turn on say which branch the human chose instead (``superseded_by``).
+conversation up to that turn as input, the root's reply as the target. The data teaches only
+what ran:
+
+- A target is a reply of the root whose code, if any, ran. Where a human edited a step before it
+  ran, the target (and the history after it) holds the code that actually ran. A proposal that
+  never ran (set aside by Regenerate, or still waiting when the run ended) is never a target.
+- ``rejected`` holds replies the human turned down for the target: proposals set aside by
+  Regenerate, the proposal as it was before the human's edit, and the reply a branch replaced.
+  None of them is the target's text again (compared without line endings, trailing spaces or
+  blank lines at either end); such a pair is left out, the sample kept.
+- A cell the human ran during the run is part of the conversation the root saw (a user turn),
+  never a target.
+
+A branch (a rewind, ``rlm_kernel.rewind``) is a conversation of its own that starts with the turn
+it asked again; with the run it continues among the inputs, that run's reply at the turn is among
+the branch's ``rejected``, and that run's samples from the turn on say which branch the human chose
+instead (``superseded_by``). A run read twice (its JSONL log and its notebook) is exported once.
 
 The input may be an evaluation's results folder (``python -m rlm_kernel.eval run --out``): each
 rollout's trajectory is read with its score from the folder's rows. Filters follow the RLM paper's
-recipe, each counted: runs scored zero and runs of a single turn are dropped, and ``--max-chars``
-drops turns longer than a budget (the paper used 100,000 characters for Qwen3-8B). The paper's
-repairs of template mistakes (``rlm_kernel.repair``) rewrite the answering turn's target; the
-statistics before and after (``rlm_kernel.export_stats``) go to stderr, ``--stats`` and ``--plot``.
-Every sample is redacted again (``rlm_kernel.secrets``) with the secrets of the environment the
-export runs in, since a run may have printed a key it did not know was one.
+recipe, each counted, and are applied last, to the samples as they are written (repaired and
+redacted): runs scored zero are dropped, ``--max-chars`` drops turns longer than a budget (the
+paper used 100,000 characters for Qwen3-8B), then runs left with fewer than ``--min-turns``
+samples are dropped. The paper's repairs of template mistakes (``rlm_kernel.repair``) rewrite the
+answering turn's target; the statistics before and after (``rlm_kernel.export_stats``) go to
+stderr, ``--stats`` and ``--plot``, and "after" counts exactly the samples written. Every sample is
+redacted again (``rlm_kernel.secrets``) with the secrets of the environment the export runs in,
+since a run may have printed a key it did not know was one.
 """
 
 from __future__ import annotations
@@ -38,15 +50,24 @@ from .events import (
     RootRequest,
     RunEnded,
     RunStarted,
+    StepFinished,
     StepStarted,
 )
 from .export_stats import ExportStats, sample_chars
-from .protocol import code_blocks
+from .protocol import _FENCE, _OPEN, code_blocks  # the engine's own patterns: its blocks, found alike
 from .repair import REPAIRS, repair
 from .secrets import Redactor, secrets_of
 from .trajectory import from_notebook, load
 
-__all__ = ["Turn", "Conversation", "conversations", "samples", "read_inputs", "read_results", "main"]
+__all__ = [
+    "Turn",
+    "Conversation",
+    "conversations",
+    "samples",
+    "read_inputs",
+    "read_results",
+    "main",
+]
 
 
 @dataclass
@@ -54,8 +75,12 @@ class Turn:
     user: str
     reply: str
     target: str
+    number: int = 0  # the root turn (a branch's go on from the run it continues)
     edited: bool = False
-    rejected: list[str] = field(default_factory=list)  # replies the human had proposed again
+    # Every step the reply proposed ran. False: one still waited when the run ended (or its edit
+    # could not be put back in the reply); the turn is history, never a target.
+    ran: bool = True
+    rejected: list[str] = field(default_factory=list)  # replies the human turned down for this one
     superseded_by: str | None = None  # the branch a human continued from this turn instead
     repairs: list[str] = field(default_factory=list)  # template mistakes fixed in the target (repair.py)
 
@@ -74,10 +99,12 @@ class Conversation:
     protocol: str = "both"  # how the run's code could end it: answer, final, both
     answer_source: str | None = None  # the answer_set's: answer, FINAL, FINAL_VAR, final_turn
     steps: dict[int, str] = field(default_factory=dict)  # the code each step ran, by step
+    started_at: float = 0.0  # the run_started's time: the first branch from a turn is the one chosen
 
     @property
     def code(self) -> list[str]:
-        """The code the run's steps ran (a human's edits, and a branch's replayed steps, included)."""
+        """The code the run's steps ran (a human's edits and cells, and a branch's replayed steps,
+        included; a proposal that never ran is not)."""
         return list(self.steps.values())
 
     @property
@@ -85,82 +112,162 @@ class Conversation:
         return self.answer is not None and self.error is None
 
     @property
-    def length(self) -> int:
-        """Root turns, a branch's inherited ones included."""
-        return self.first_turn - 1 + len(self.turns)
+    def never_ran(self) -> int:
+        """Turns whose proposal never ran: history at most, never a sample."""
+        return sum(not t.ran for t in self.turns)
 
 
-def _corrected(reply: str, edits: list[tuple[str, str]]) -> str:
-    """The reply with each edited code block replaced by the code that actually ran."""
-    for proposed, executed in edits:
-        if proposed.strip() in reply:
-            reply = reply.replace(proposed.rstrip("\n"), executed.rstrip("\n"), 1)
+def _normal(text: str) -> str:
+    """A reply as compared for sameness: line endings, trailing spaces and blank lines at either end
+    do not count. A preference pair of one text teaches nothing but noise."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(line.rstrip() for line in lines).strip()
+
+
+def _alternatives(rejected: Iterable[str], target: str) -> list[str]:
+    """The replies turned down for ``target``, each once, none with the target's text."""
+    seen, kept = {_normal(target)}, []
+    for reply in rejected:
+        if (key := _normal(reply)) not in seen:
+            seen.add(key)
+            kept.append(reply)
+    return kept
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """Where the code of each runnable block is, as ``protocol.code_blocks`` finds them."""
+    spans, end = [], 0
+    for m in _FENCE.finditer(text):
+        spans.append(m.span(2))
+        end = m.end()
+    if m := _OPEN.search(text, end):  # a last block left open
+        spans.append(m.span(2))
+    return [(a, b) for a, b in spans if text[a:b].strip()]
+
+
+def _corrected(reply: str, edits: list[tuple[int, str, str]]) -> str | None:
+    """The reply with each edited block (its index among the reply's blocks, the code proposed,
+    the code that ran) holding the code that ran; None if an edit's block is not in the reply."""
+    for index, proposed, executed in sorted(edits, reverse=True):  # the last first: earlier spans hold
+        old = proposed.rstrip()
+        spans = _code_spans(reply)
+        if index < len(spans) and reply[slice(*spans[index])].rstrip() == old:
+            start, end = spans[index]
+            body = reply[start:end]
+            reply = reply[:start] + executed.rstrip() + body[len(body.rstrip()) :] + reply[end:]
+        elif old and old in reply:  # a block the parser saw otherwise: its first occurrence
+            reply = reply.replace(old, executed.rstrip(), 1)
+        else:
+            return None
     return reply
+
+
+def _copies(events: Iterable[Event]) -> dict[str, list[Event]]:
+    """Each run's events from its ``run_started`` on. A run read twice (its JSONL log and the
+    notebook that keeps it) is taken once: the longer copy."""
+    copies: dict[str, list[list[Event]]] = {}
+    for event in events:
+        if isinstance(event, RunStarted):
+            copies.setdefault(event.run_id, []).append([event])
+        elif event.run_id in copies:
+            copies[event.run_id][-1].append(event)
+    return {rid: max(found, key=len) for rid, found in copies.items()}
+
+
+def _conversation(events: list[Event]) -> Conversation:
+    """One run's conversation with its root LM, from its events in order."""
+    started = events[0]
+    assert isinstance(started, RunStarted)
+    conv = Conversation(
+        started.run_id,
+        started.depth,
+        [dict(m) for m in started.prompt],
+        parent_run=started.parent_run,
+        branched_at=started.branched_at,
+        protocol=str(started.settings.get("protocol") or "both"),
+        started_at=started.ts,
+    )
+    asked: str | None = None  # the request the next reply answers
+    set_aside: list[str] = []  # replies Regenerate set aside, for the turn asked again
+    latest: dict[int, StepStarted] = {}  # each step number's latest start: the one a finish ends
+    proposer: dict[int, Turn] = {}  # a root step that waits, and the turn whose reply proposed it
+    proposed: dict[int, list[int]] = {}  # by id(turn): the root steps its reply proposed, in order
+    edits: dict[int, list[tuple[int, str, str]]] = {}  # by id(turn): (block, proposed, executed)
+    executed: dict[int, str] = {}  # a human's edit of a step, until the step finishes
+    for event in events[1:]:
+        if isinstance(event, RootRequest):
+            if asked is None and not conv.turns:  # the run's first request
+                conv.first_turn = event.turn
+            asked = event.content
+            # The root is asked again only once its reply's steps are done: a trajectory written
+            # without their step_finished (by hand, or by an older version) still shows they ran.
+            for step in proposer:
+                conv.steps.setdefault(step, executed.pop(step, latest[step].code))
+            proposer = {}
+        elif isinstance(event, RootReply):
+            turn = Turn(asked or "", event.text, event.text, number=event.turn, rejected=set_aside)
+            conv.turns.append(turn)
+            asked, set_aside = None, []
+        elif isinstance(event, ProposalRejected) and conv.turns:
+            # The turn is asked again, with what came while its step waited: the next reply answers it.
+            turn = conv.turns.pop()
+            asked = f"{turn.user}\n\n{event.added}" if event.added else turn.user
+            set_aside = [*turn.rejected, turn.reply]
+            proposer = {step: t for step, t in proposer.items() if t is not turn}
+            proposed.pop(id(turn), None)  # its id may be a later turn's once it is gone
+        elif isinstance(event, StepStarted):
+            latest[event.step] = event
+            if event.author == "root" and not event.replayed and conv.turns:
+                proposer[event.step] = conv.turns[-1]
+                proposed.setdefault(id(conv.turns[-1]), []).append(event.step)
+        elif isinstance(event, HumanEdit):
+            executed[event.step] = event.executed
+            if (owner := proposer.get(event.step)) is not None:
+                block = proposed[id(owner)].index(event.step)
+                edits.setdefault(id(owner), []).append((block, event.proposed, event.executed))
+        elif isinstance(event, StepFinished):
+            start = latest.get(event.step)
+            if start is not None:  # the code that ran: a human's edit of the proposal, or the proposal
+                conv.steps[event.step] = executed.pop(event.step, start.code)
+                if start.author == "root" and not start.replayed:
+                    proposer.pop(event.step, None)
+        elif isinstance(event, AnswerSet):
+            conv.answer_source = event.source
+        elif isinstance(event, RunEnded):
+            conv.answer, conv.error = event.response, event.error
+    waiting = {id(t) for t in proposer.values()}  # proposed, never run: the run ended first
+    for turn in conv.turns:
+        if id(turn) in waiting:
+            turn.ran = False
+        elif changes := edits.get(id(turn)):
+            corrected = _corrected(turn.reply, changes)
+            if corrected is None:
+                turn.ran = False  # the code that ran cannot be shown as this reply's
+            else:
+                # The proposal as the root wrote it is the one the human turned down.
+                turn.target, turn.edited = corrected, True
+                turn.rejected.append(turn.reply)
+    return conv
 
 
 def conversations(events: Iterable[Event]) -> list[Conversation]:
     """Each run's conversation with its root LM (children are runs of their own)."""
-    runs: dict[str, Conversation] = {}
-    pending_user: dict[str, str] = {}
-    rejected: dict[str, list[str]] = {}
-    step_turn: dict[tuple[str, int], int] = {}
-    edits: dict[tuple[str, int], list[tuple[str, str]]] = {}
-    for event in events:
-        rid = event.run_id
-        if isinstance(event, RunStarted):
-            runs[rid] = Conversation(
-                rid,
-                event.depth,
-                [dict(m) for m in event.prompt],
-                parent_run=event.parent_run,
-                branched_at=event.branched_at,
-                protocol=str(event.settings.get("protocol") or "both"),
-            )
-        elif rid not in runs:
-            continue
-        elif isinstance(event, RootRequest):
-            if rid not in pending_user and not runs[rid].turns:  # the run's first request
-                runs[rid].first_turn = event.turn
-            pending_user[rid] = event.content
-        elif isinstance(event, RootReply):
-            turn = Turn(pending_user.pop(rid, ""), event.text, event.text, rejected=rejected.pop(rid, []))
-            runs[rid].turns.append(turn)
-        elif isinstance(event, ProposalRejected) and runs[rid].turns:
-            # The turn is asked again: its next reply answers the same request.
-            set_aside = runs[rid].turns.pop()
-            pending_user[rid] = set_aside.user
-            rejected[rid] = [*set_aside.rejected, set_aside.reply]
-        elif isinstance(event, StepStarted):
-            runs[rid].steps[event.step] = event.code
-            if event.author == "root" and not event.replayed:
-                step_turn[(rid, event.step)] = len(runs[rid].turns) - 1
-        elif isinstance(event, HumanEdit):
-            runs[rid].steps[event.step] = event.executed
-            if (rid, event.step) in step_turn:
-                edits.setdefault((rid, step_turn[(rid, event.step)]), []).append(
-                    (event.proposed, event.executed)
-                )
-        elif isinstance(event, AnswerSet):
-            runs[rid].answer_source = event.source
-        elif isinstance(event, RunEnded):
-            runs[rid].answer, runs[rid].error = event.response, event.error
-    for (rid, turn), changes in edits.items():
-        t = runs[rid].turns[turn]
-        t.target, t.edited = _corrected(t.reply, changes), True
-    for branch in runs.values():
+    runs = {rid: _conversation(found) for rid, found in _copies(events).items()}
+    for branch in sorted(runs.values(), key=lambda c: c.started_at):  # files come in any order
         _mark_choice(branch, runs.get(branch.parent_run or ""))
     return list(runs.values())
 
 
 def _mark_choice(branch: Conversation, parent: Conversation | None) -> None:
     """The human continued ``parent`` as ``branch``: the parent's reply at the turn the branch asked
-    again is set aside for the branch's, and the parent's turns from there on are superseded."""
+    again is turned down for the branch's, and the parent's turns from there on are superseded."""
     if parent is None or not branch.turns:
         return
-    at = branch.first_turn - parent.first_turn
-    if not 0 <= at < len(parent.turns):
+    at = next((i for i, t in enumerate(parent.turns) if t.number == branch.first_turn), None)
+    if at is None:
         return
-    branch.turns[0].rejected.insert(0, parent.turns[at].reply)
+    replaced = parent.turns[at]  # as it ran (a human's edit in it), and as the root wrote it
+    branch.turns[0].rejected[:0] = [replaced.target, *([replaced.reply] if replaced.edited else [])]
     for turn in parent.turns[at:]:
         turn.superseded_by = turn.superseded_by or branch.run_id
     # The branch's history is the parent's conversation as the root saw it: the human's edits of
@@ -172,34 +279,46 @@ def _mark_choice(branch: Conversation, parent: Conversation | None) -> None:
 
 
 def samples(conversation: Conversation, max_chars: int | None = None) -> Iterator[dict[str, Any]]:
-    """One sample per root turn; the history holds the corrected replies of earlier turns."""
+    """One sample per root turn that ran; the history holds the corrected replies of earlier turns."""
     history = [{"role": m["role"], "content": m["content"]} for m in conversation.prefix]
-    for i, turn in enumerate(conversation.turns):
+    for turn in conversation.turns:
         history.append({"role": "user", "content": turn.user})
         target = {"role": "assistant", "content": turn.target}
         messages = [*history, target]
-        if max_chars is None or sum(len(m["content"]) for m in messages) <= max_chars:
-            yield {
-                "messages": messages,
-                "run_id": conversation.run_id,
-                "turn": conversation.first_turn + i,
-                "edited": turn.edited,
-                "has_code": bool(code_blocks(turn.target)),
-                **({"repaired": list(turn.repairs)} if turn.repairs else {}),
-                # Preference data: replies the human set aside for this one (Regenerate).
-                **(
-                    {"rejected": [{"role": "assistant", "content": r} for r in turn.rejected]}
-                    if turn.rejected
-                    else {}
-                ),
-                **({"superseded_by": turn.superseded_by} if turn.superseded_by else {}),
-                **(
-                    {"branch_of": {"run_id": conversation.parent_run, "step": conversation.branched_at}}
-                    if conversation.parent_run
-                    else {}
-                ),
-            }
         history.append(target)
+        if not turn.ran:
+            continue
+        if max_chars is not None and sum(len(m["content"]) for m in messages) > max_chars:
+            continue
+        rejected = _alternatives(turn.rejected, turn.target)
+        yield {
+            "messages": messages,
+            "run_id": conversation.run_id,
+            "turn": turn.number,
+            "edited": turn.edited,
+            "has_code": bool(code_blocks(turn.target)),
+            **({"repaired": list(turn.repairs)} if turn.repairs else {}),
+            # Preference data: replies the human turned down for this one.
+            **({"rejected": [{"role": "assistant", "content": r} for r in rejected]} if rejected else {}),
+            **({"superseded_by": turn.superseded_by} if turn.superseded_by else {}),
+            **(
+                {"branch_of": {"run_id": conversation.parent_run, "step": conversation.branched_at}}
+                if conversation.parent_run
+                else {}
+            ),
+        }
+
+
+def _distinct(sample: dict[str, Any]) -> dict[str, Any]:
+    """The sample with no rejected reply of its target's text (redaction may have made two alike)."""
+    if "rejected" not in sample:
+        return sample
+    target = sample["messages"][-1]["content"]
+    kept = _alternatives((r["content"] for r in sample["rejected"]), target)
+    if len(kept) == len(sample["rejected"]):
+        return sample
+    rejected = [{"role": "assistant", "content": r} for r in kept]
+    return {k: rejected if k == "rejected" else v for k, v in sample.items() if k != "rejected" or kept}
 
 
 def is_results_folder(path: Path) -> bool:
@@ -264,7 +383,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("-o", "--output", default="-", help="where the JSONL samples go (default: stdout)")
     parser.add_argument(
-        "--min-turns", type=int, default=2, help="drop runs with fewer root turns (default 2)"
+        "--min-turns",
+        type=int,
+        default=2,
+        help="drop runs left with fewer samples (root turns that ran), after --max-chars (default 2)",
     )
     parser.add_argument(
         "--max-chars",
@@ -319,20 +441,26 @@ def main(argv: list[str] | None = None) -> int:
                 stats.children += 1
                 continue
             repair(conv, enabled)
-            every = list(samples(conv))
+            # The samples as they will be written: repaired, redacted, no rejected reply of the
+            # target's text. The filters come last, on these, so what they promise holds.
+            every = [_distinct(redactor.value(s)) for s in samples(conv)]
+            stats.never_ran += conv.never_ran
+            stats.rejected_left_out += sum(len(t.rejected) for t in conv.turns if t.ran) - sum(
+                len(s.get("rejected", ())) for s in every
+            )
             stats.before.add(every)
             score = scores.get(conv.run_id, 1.0 if conv.succeeded else 0.0)
             if score == 0:
                 stats.scored_zero += 1
                 continue
-            if conv.length < args.min_turns:
+            kept = [s for s in every if args.max_chars is None or sample_chars(s) <= args.max_chars]
+            stats.too_long += len(every) - len(kept)
+            if len(kept) < args.min_turns:
                 stats.too_few_turns += 1
                 continue
-            kept = [s for s in every if args.max_chars is None or sample_chars(s) <= args.max_chars]
-            stats.too_long += len(conv.turns) - len(kept)
             stats.after.add(kept)
             for sample in kept:
-                out.write(json.dumps(redactor.value(sample), ensure_ascii=False) + "\n")
+                out.write(json.dumps(sample, ensure_ascii=False) + "\n")
                 written += 1
     finally:
         if out is not sys.stdout:

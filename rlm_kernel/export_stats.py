@@ -3,7 +3,10 @@
 The RLM paper reports its fine-tuning data this way (Figure 5: turns per trajectory and characters
 per turn, before and after filtering), so a user can see what the filters and repairs did to their
 own runs before training on them. A turn's characters are its sample's: the conversation up to and
-including the turn, which is what ``--max-chars`` caps.
+including the turn, which is what ``--max-chars`` caps. "Before" is every sample the runs give
+(repaired, redacted); "after" is exactly the samples written, so its turns per trajectory never go
+below ``--min-turns``. The filters run in this order, each counting what it dropped: runs scored 0,
+turns over ``--max-chars``, runs left with fewer than ``--min-turns`` turns.
 """
 
 from __future__ import annotations
@@ -55,6 +58,10 @@ class Side:
             "turns": self.turns,
             "characters": sum(self.chars_per_turn),
             "turns_per_trajectory": _summary(self.turns_per_trajectory),
+            # The plot's left histogram: how many trajectories have each number of turns.
+            "trajectories_by_turns": {
+                str(n): k for n, k in sorted(Counter(self.turns_per_trajectory).items())
+            },
             "chars_per_turn": _summary(self.chars_per_turn),
             "repairs": {kind: self.repairs.get(kind, 0) for kind in REPAIRS},
         }
@@ -62,8 +69,9 @@ class Side:
 
 def _summary(values: list[int]) -> dict[str, float]:
     if not values:
-        return {"median": 0, "mean": 0, "max": 0}
+        return {"min": 0, "median": 0, "mean": 0, "max": 0}
     return {
+        "min": min(values),
         "median": statistics.median(values),
         "mean": round(statistics.fmean(values), 1),
         "max": max(values),
@@ -79,9 +87,11 @@ class ExportStats:
     before: Side = field(default_factory=Side)
     after: Side = field(default_factory=Side)
     scored_zero: int = 0  # runs
-    too_few_turns: int = 0  # runs
+    too_few_turns: int = 0  # runs left with fewer samples than min_turns (after too_long)
     too_long: int = 0  # turns
     children: int = 0  # child runs, not exported without --children
+    never_ran: int = 0  # turns whose proposal never ran (Regenerate, or the run ended first): no sample
+    rejected_left_out: int = 0  # rejected replies of their target's text (or repeated): not written
     unscored: list[str] = field(default_factory=list)  # rollouts whose trajectory was not found
 
     def to_dict(self) -> dict[str, Any]:
@@ -92,6 +102,10 @@ class ExportStats:
                 "scored_zero_runs": self.scored_zero,
                 "too_few_turns_runs": self.too_few_turns,
                 "over_max_chars_turns": self.too_long,
+            },
+            "left_out": {
+                "never_ran_turns": self.never_ran,
+                "rejected_same_as_target": self.rejected_left_out,
             },
             "min_turns": self.min_turns,
             "max_chars": self.max_chars,
@@ -126,10 +140,14 @@ class ExportStats:
                 for kind in REPAIRS
             ),
             ("dropped: runs scored 0", "", f"{self.scored_zero:,}"),
-            (f"dropped: runs of fewer than {self.min_turns} turns", "", f"{self.too_few_turns:,}"),
         ]
         if self.max_chars is not None:
             rows.append((f"dropped: turns over {self.max_chars:,} characters", "", f"{self.too_long:,}"))
+        rows.append((f"dropped: runs of fewer than {self.min_turns} turns", "", f"{self.too_few_turns:,}"))
+        if self.never_ran:
+            rows.append(("left out: turns that never ran", f"{self.never_ran:,}", ""))
+        if self.rejected_left_out:
+            rows.append(("left out: rejected = target", f"{self.rejected_left_out:,}", ""))
         widths = [max(len(r[i]) for r in [("export", "before", "after"), *rows]) for i in range(3)]
         lines = [
             f"| {'export':<{widths[0]}} | {'before':>{widths[1]}} | {'after':>{widths[2]}} |",

@@ -102,7 +102,8 @@ def branch_at(events: Iterable[Event], step: int, run_id: str | None = None) -> 
     rid = _root_run(events, run_id)
     own = [e for e in events if e.run_id == rid]
     proposals = [i for i, e in enumerate(own) if isinstance(e, StepStarted) and e.author == "root"]
-    at = next((i for i in proposals if own[i].step == step), None)  # type: ignore[attr-defined]
+    # The step's last proposal: a step proposed again (Regenerate) keeps its number.
+    at = max((i for i in proposals if own[i].step == step), default=None)  # type: ignore[attr-defined]
     if at is None:
         steps = ", ".join(str(own[i].step) for i in proposals) or "none"  # type: ignore[attr-defined]
         raise ConfigError(f"Run {rid} has no step {step} proposed by the root: its root steps are {steps}.")
@@ -125,6 +126,9 @@ def branch_at(events: Iterable[Event], step: int, run_id: str | None = None) -> 
             iterations += 1
         elif isinstance(event, ProposalRejected) and messages[-1]["role"] == "assistant":
             messages.pop()
+            if event.added:  # what came while the step waited went into the request asked again
+                messages[-1] = {**messages[-1], "content": f"{messages[-1]['content']}\n\n{event.added}"}
+                request_at = i
 
     executed = {e.step: e.executed for e in own[:reply_at] if isinstance(e, HumanEdit)}
     finished = {e.step: e for e in own[:reply_at] if isinstance(e, StepFinished)}

@@ -7,9 +7,9 @@
 
 import type { Cell } from '@jupyterlab/cells';
 
-import { readCellMeta } from './protocol';
+import { readCellMeta, type HumanCellMeta, type StepCellMeta } from './protocol';
 import { stepTooltip } from './format';
-import type { RunLog, StepAuthor } from './runs';
+import type { RunLog, StepAuthor, StepView } from './runs';
 
 export const CLASS = {
   step: 'rlm-step-cell',
@@ -83,15 +83,31 @@ export function decorateCell(cell: Cell, log: RunLog): void {
   if (step !== null) {
     node.dataset.rlmStatus = step.status;
   }
-  const notes = [AUTHOR_NOTE[meta.author], step?.status === 'stopped' ? 'not run' : ''].filter(Boolean);
-  badge.textContent = [`RLM step ${meta.step}`, ...notes].join(' · ');
+  badge.textContent = badgeText(meta, step);
   badge.title = stepTooltip(step, meta.step, meta.author);
-  const reason = meta.author !== 'human' && typeof meta.reason === 'string' ? meta.reason : '';
+  const reason = riskReason(meta);
   if (reason !== '') {
-    // confirm-risky: say why this step waited for the human (as text, like all LM-made text)
-    if (step === null || step.status === 'waiting') {
-      badge.textContent += ` · check: ${reason}`;
-    }
     badge.title += `\nWaited for you: ${reason}`;
   }
+}
+
+/** Why a step waited for the human (confirm-risky), kept in its cell's metadata: '' when it did not. */
+function riskReason(meta: StepCellMeta | HumanCellMeta): string {
+  return meta.author !== 'human' && typeof meta.reason === 'string' ? meta.reason : '';
+}
+
+/**
+ * A step cell's badge: its number, who wrote it, whether it was left unrun, and why the scan
+ * flagged it (as text, like all LM-made text): "check" while it waits for the human, and still
+ * said once it ran, as its metadata keeps it.
+ */
+export function badgeText(meta: StepCellMeta | HumanCellMeta, step: StepView | null): string {
+  const reason = riskReason(meta);
+  const waiting = step === null || step.status === 'waiting';
+  const notes = [
+    AUTHOR_NOTE[meta.author],
+    step?.status === 'stopped' ? 'not run' : '',
+    reason === '' ? '' : waiting ? `check: ${reason}` : `flagged: ${reason}`
+  ].filter(Boolean);
+  return [`RLM step ${meta.step}`, ...notes].join(' · ');
 }

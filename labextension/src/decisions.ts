@@ -180,3 +180,124 @@ export function toolbarState(
 export function takesNewProposal(source: string, meta: RlmCellMeta | null): boolean {
   return isProposedMeta(meta) && meta.author === 'root' && source === meta.proposed;
 }
+
+/**
+ * What a new proposal for a step whose cell exists (Regenerate) does to that cell:
+ * - `replace`: the cell takes the new code now, as it runs at once (confirm-risky found nothing
+ *   to flag), or it is the same code;
+ * - `review`: the cell keeps its code and shows the new proposal as a diff, to accept or reject;
+ * - `new-cell`: the human edited the cell, which is never written over; the proposal gets a cell
+ *   of its own.
+ * `reviewing` is the code the cell kept while a diff for the step shows (its metadata already
+ * names the newer proposal), or null when none shows.
+ */
+export type Reproposal = 'replace' | 'review' | 'new-cell';
+
+export function onReproposal(
+  source: string,
+  meta: RlmCellMeta | null,
+  msg: ProposeStepMsg,
+  reviewing: string | null
+): Reproposal {
+  const untouched =
+    reviewing === null
+      ? takesNewProposal(source, meta)
+      : isProposedMeta(meta) && meta.author === 'root' && source === reviewing;
+  if (!untouched) {
+    return 'new-cell';
+  }
+  return onProposal(msg.mode) === 'run' || source === msg.code ? 'replace' : 'review';
+}
+
+// -- Undo a run ---------------------------------------------------------------------------------
+
+/** A notebook cell as Undo sees it: its id and its `metadata.rlm`. */
+export interface CellInfo {
+  id: string;
+  meta: RlmCellMeta | null;
+}
+
+/** Whether Undo removes a cell of its run: the steps the root proposed (edited or not) and the
+ * answer; never a cell the human ran during the run (a human step) or wrote. */
+function insertedByRun(meta: RlmCellMeta | null): meta is RlmCellMeta {
+  return meta !== null && ('answer' in meta || meta.author !== 'human');
+}
+
+/**
+ * The run Undo acts on. `candidates` are the runs of the active cell, oldest first: the one its
+ * metadata names, or those its `%%rlm` cell started. The latest of them that still has cells, else
+ * the latest of them; with none, the latest run of the notebook (`runs`, oldest first, then the
+ * cells' own order for runs the log does not know) that still has cells. Null: nothing to undo.
+ */
+export function undoRunId(
+  candidates: readonly string[],
+  runs: readonly string[],
+  cells: readonly CellInfo[]
+): string | null {
+  const withCells = new Set(cells.flatMap(c => (insertedByRun(c.meta) ? [c.meta.run_id] : [])));
+  const latest = (ids: readonly string[]): string | null => [...ids].reverse().find(id => withCells.has(id)) ?? null;
+  if (candidates.length > 0) {
+    return latest(candidates) ?? candidates[candidates.length - 1];
+  }
+  return latest(runs) ?? latest([...withCells]);
+}
+
+export interface UndoPlan {
+  runId: string;
+  /** The cells to remove, in notebook order. */
+  cellIds: string[];
+  steps: number;
+  answers: number;
+  /** Of the steps, those the human edited before running. */
+  edited: number;
+}
+
+/** The cells a run inserted, by their metadata; `keep` (the run's `%%rlm` cell) is never one. */
+export function undoPlan(runId: string, cells: readonly CellInfo[], keep: string | null = null): UndoPlan {
+  const mine = cells.filter(c => c.id !== keep && insertedByRun(c.meta) && c.meta.run_id === runId);
+  const steps = mine.filter(c => c.meta !== null && !('answer' in c.meta));
+  return {
+    runId,
+    cellIds: mine.map(c => c.id),
+    steps: steps.length,
+    answers: mine.length - steps.length,
+    edited: steps.filter(c => isProposedMeta(c.meta) && c.meta.author === 'human-edited').length
+  };
+}
+
+export interface UndoDialog {
+  title: string;
+  body: string;
+  /** The label of the button that removes the cells; null: the dialog only informs. */
+  accept: string | null;
+}
+
+const count = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
+
+/** What the confirmation says: how many cells go, that variables stay; or why nothing is done. */
+export function undoDialog(plan: UndoPlan, running: boolean): UndoDialog {
+  const title = 'Undo RLM run';
+  if (running) {
+    return {
+      title,
+      body: `Run ${plan.runId} is still going. Stop it first (Stop in the notebook toolbar), then undo it.`,
+      accept: null
+    };
+  }
+  const n = plan.cellIds.length;
+  if (n === 0) {
+    return { title, body: `Run ${plan.runId} has no cells left in this notebook.`, accept: null };
+  }
+  const parts = [
+    plan.steps > 0 ? count(plan.steps, 'step cell', 'step cells') : '',
+    plan.answers > 0 ? count(plan.answers, 'answer cell', 'answer cells') : ''
+  ].filter(Boolean);
+  const edited = plan.edited > 0 ? ` ${count(plan.edited, 'step was', 'steps were')} edited by you.` : '';
+  return {
+    title,
+    body:
+      `Remove the ${count(n, 'cell', 'cells')} run ${plan.runId} inserted (${parts.join(' and ')})?${edited} ` +
+      'Your own cells and the %%rlm cell stay. Variables are not restored: what the run set in the kernel stays set.',
+    accept: `Remove ${count(n, 'cell', 'cells')}`
+  };
+}

@@ -194,3 +194,36 @@ export function totalsLine(run: RunView): string {
     `${t.outputTokens.toLocaleString('en-US')} out tokens${cached} · ${cost}`
   );
 }
+
+/** The notebook's kernel as the side panel sees it: its name, and whether it is RLM Python (null: none). */
+export interface KernelSeen {
+  name: string;
+  isRlm: boolean;
+}
+
+const SWITCH = 'choose it with Kernel › Change Kernel…';
+
+/**
+ * What the side panel says of the kernel, and when it lists no run. Live runs come over the RLM
+ * Python kernel's comm; another kernel runs `%%rlm` with its steps in the cell, so the panel says
+ * that plainly, and still lists the runs saved in the notebook.
+ */
+export function kernelLines(connected: boolean, kernel: KernelSeen | null): { connection: string; empty: string } {
+  if (connected) {
+    return {
+      connection: 'connected to the RLM Python kernel',
+      empty: 'No runs yet. Run a %%rlm cell: each root step becomes a cell.'
+    };
+  }
+  if (kernel?.isRlm) {
+    return {
+      connection: 'RLM Python kernel, not connected yet (starting, or another version of rlm-kernel)',
+      empty: 'No runs yet. Once connected, run a %%rlm cell: each root step becomes a cell.'
+    };
+  }
+  const which = kernel === null ? 'No kernel' : `Kernel ${kernel.name}`;
+  return {
+    connection: `${which}: live runs need the RLM Python kernel (${SWITCH}); saved runs are listed`,
+    empty: `No saved runs. Live runs need the RLM Python kernel: ${SWITCH}, then run a %%rlm cell.`
+  };
+}

@@ -25,6 +25,7 @@ export const CommandIDs = {
   togglePause: 'rlm-kernel:toggle-pause',
   regenerate: 'rlm-kernel:regenerate',
   stop: 'rlm-kernel:stop',
+  undoRun: 'rlm-kernel:undo-run',
   hint: 'rlm-kernel:hint',
   showRuns: 'rlm-kernel:show-runs'
 } as const;
@@ -91,6 +92,16 @@ const plugin: JupyterFrontEndPlugin<void> = {
       label: 'RLM: Stop the Current Run',
       isEnabled: duringRun,
       execute: () => current()?.stop()
+    });
+    app.commands.addCommand(CommandIDs.undoRun, {
+      label: 'Undo RLM run',
+      caption:
+        'Remove the cells an RLM run inserted (the active cell\'s run, else the latest), after a confirmation. ' +
+        'Variables are not restored.',
+      isEnabled: () => current() !== null,
+      execute: async () => {
+        await current()?.undoRun();
+      }
     });
     app.commands.addCommand(CommandIDs.hint, {
       label: 'RLM: Send a Hint to the Current Run…',

@@ -4,7 +4,13 @@
  * action goes to the panel this controller was made for.
  */
 
-import { Notification, type ISessionContext, type ISessionContextDialogs } from '@jupyterlab/apputils';
+import {
+  Dialog,
+  Notification,
+  showDialog,
+  type ISessionContext,
+  type ISessionContextDialogs
+} from '@jupyterlab/apputils';
 import { MarkdownCell, type Cell } from '@jupyterlab/cells';
 import { NotebookActions, runCell, type INotebookCellExecutor, type NotebookPanel } from '@jupyterlab/notebook';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
@@ -13,6 +19,7 @@ import type { IDisposable } from '@lumino/disposable';
 import { Signal } from '@lumino/signaling';
 
 import { decorateCell } from './cells';
+import type { KernelSeen } from './format';
 import {
   answerCell,
   cellRunId,
@@ -23,10 +30,15 @@ import {
   isRlmKernel,
   nextMode,
   onProposal,
+  onReproposal,
   proposalIndex,
   stepCellMeta,
   takesHumanMeta,
-  takesNewProposal
+  undoDialog,
+  undoPlan,
+  undoRunId,
+  type CellInfo,
+  type UndoPlan
 } from './decisions';
 import {
   COMM_TARGET,
@@ -45,6 +57,7 @@ import {
   type RunFinishedMsg,
   type StepExecutedMsg
 } from './protocol';
+import { ProposalReview, attachReview } from './review';
 import { canContinueFrom, continueSource } from './rewind';
 import { RunLog } from './runs';
 
@@ -54,6 +67,16 @@ type SharedCell = NonNullable<NotebookPanel['content']['model']>['sharedModel'][
 /** The metadata of each of a cell's outputs (a `%%rlm` cell's output keeps its run's trajectory). */
 function outputsMetadata(cell: SharedCell): unknown[] {
   return ((cell.toJSON() as { outputs?: Array<{ metadata?: unknown }> }).outputs ?? []).map(o => o.metadata);
+}
+
+/** A new proposal shown as a diff under its step's cell (Regenerate), until accepted or rejected. */
+interface Review {
+  msg: ProposeStepMsg;
+  /** The code the cell keeps meanwhile (the earlier proposal). */
+  kept: string;
+  widget: ProposalReview;
+  /** Stops watching the cell's source. */
+  release: () => void;
 }
 
 export interface IRlmNotebookOptions {
@@ -75,6 +98,8 @@ export class RlmNotebook implements IDisposable {
   private generation = 0;
   private frame = 0;
   private _isDisposed = false;
+  /** Regenerate's reviews on show, by cell id. */
+  private reviews = new Map<string, Review>();
 
   constructor(
     readonly panel: NotebookPanel,
@@ -100,11 +125,20 @@ export class RlmNotebook implements IDisposable {
     return this.comm !== null;
   }
 
+  /** The notebook's kernel, for the side panel to name: null when it has none. */
+  get kernelSeen(): KernelSeen | null {
+    const kernel = this.panel.sessionContext.session?.kernel ?? null;
+    return kernel === null ? null : { name: this.panel.sessionContext.kernelDisplayName, isRlm: this.kernelIsRlm };
+  }
+
   dispose(): void {
     if (this._isDisposed) {
       return;
     }
     this._isDisposed = true;
+    for (const cellId of [...this.reviews.keys()]) {
+      this.dropReview(cellId);
+    }
     this.drop(true);
     cancelAnimationFrame(this.frame);
     Signal.clearData(this);
@@ -219,6 +253,91 @@ export class RlmNotebook implements IDisposable {
     notebook.activeCellIndex = last + 1;
     await notebook.scrollToItem(last + 1, 'center');
     await this.runStepCell(cell);
+    return true;
+  }
+
+  /** The notebook's cells as Undo sees them. */
+  private cellInfos(): CellInfo[] {
+    const cells = this.panel.content.model?.sharedModel.cells ?? [];
+    return cells.map(c => ({ id: c.getId(), meta: readCellMeta(c.getMetadata('rlm')) }));
+  }
+
+  /** Whether a run has cells Undo could remove (the toolbar's button; the active cell aside). */
+  get canUndo(): boolean {
+    return undoRunId([], this.log.runs.map(r => r.runId), this.cellInfos()) !== null;
+  }
+
+  /**
+   * The run Undo acts on now (the active cell's run, else the notebook's latest), the cells it
+   * would remove, and whether that run is still going; null when no run has cells here.
+   */
+  undoTarget(): { plan: UndoPlan; running: boolean } | null {
+    const cells = this.cellInfos();
+    const active = this.panel.content.activeCell?.model.id ?? null;
+    const activeMeta = cells.find(c => c.id === active)?.meta ?? null;
+    const runs = this.log.runs;
+    // The active cell's run: the one its metadata names, else those its `%%rlm` cell started.
+    const candidates =
+      activeMeta !== null
+        ? [activeMeta.run_id]
+        : runs.filter(r => active !== null && r.cellId === active).map(r => r.runId);
+    const runId = undoRunId(
+      candidates,
+      runs.map(r => r.runId),
+      cells
+    );
+    if (runId === null) {
+      return null;
+    }
+    const run = this.log.get(runId);
+    return {
+      plan: undoPlan(runId, cells, run?.cellId ?? null),
+      running: this.log.activeRunId === runId && run?.status === 'running'
+    };
+  }
+
+  /**
+   * Undo a run: after a confirmation, remove the cells it inserted (its steps and its answer),
+   * never a human's cell or its `%%rlm` cell. The kernel's variables stay as the run left them.
+   */
+  async undoRun(): Promise<boolean> {
+    const target = this.undoTarget();
+    if (target === null) {
+      Notification.info('No RLM run has cells in this notebook: nothing to undo.', { autoClose: 4000 });
+      return false;
+    }
+    const text = undoDialog(target.plan, target.running);
+    const result = await showDialog({
+      title: text.title,
+      body: text.body,
+      buttons:
+        text.accept === null
+          ? [Dialog.okButton()]
+          : [Dialog.cancelButton(), Dialog.warnButton({ label: text.accept })]
+    });
+    const model = this.panel.content.model;
+    if (text.accept === null || !result.button.accept || model === null) {
+      return false;
+    }
+    // Read the cells again: the notebook may have changed while the dialog was open.
+    const runId = target.plan.runId;
+    const run = this.log.get(runId);
+    if (this.log.activeRunId === runId && run?.status === 'running') {
+      return false;
+    }
+    const gone = new Set(undoPlan(runId, this.cellInfos(), run?.cellId ?? null).cellIds);
+    for (const cellId of gone) {
+      this.dropReview(cellId);
+    }
+    const shared = model.sharedModel;
+    shared.transact(() => {
+      for (let i = shared.cells.length - 1; i >= 0; i--) {
+        if (gone.has(shared.cells[i].getId())) {
+          shared.deleteCell(i);
+        }
+      }
+    });
+    this.scheduleUpdate(true);
     return true;
   }
 
@@ -384,6 +503,11 @@ export class RlmNotebook implements IDisposable {
         this.markExecuted(msg);
         break;
       case 'run_finished':
+        for (const [cellId, review] of this.reviews) {
+          if (review.msg.run_id === msg.run_id) {
+            this.dropReview(cellId);
+          }
+        }
         if (this.log.claimAnswer(msg.run_id)) {
           this.insertAnswer(msg);
         }
@@ -446,7 +570,8 @@ export class RlmNotebook implements IDisposable {
     if (model === null) {
       return;
     }
-    const reused = this.reproposed(msg);
+    const again = this.reproposed(msg);
+    const reused = again?.index ?? null;
     const index = reused ?? insertIndex(this.cellIds(), msg.after_cell_id);
     const cellId =
       reused !== null
@@ -462,6 +587,9 @@ export class RlmNotebook implements IDisposable {
       return;
     }
     decorateCell(cell, this.log);
+    if (again !== null && again.kept !== null) {
+      this.showReview(cell, again.kept, msg);
+    }
     if (onProposal(msg.mode) === 'run') {
       await this.runStepCell(cell);
     } else {
@@ -473,21 +601,87 @@ export class RlmNotebook implements IDisposable {
   }
 
   /**
-   * A new proposal for a step that has a cell already (Regenerate): the cell takes the new code
-   * if it still holds what the root proposed; a cell the human edited is never written over, and
-   * the new proposal gets a cell of its own below it.
+   * A new proposal for a step that has a cell already (Regenerate). A cell the human edited is
+   * never written over: the new proposal gets a cell of its own below it (null here). Otherwise
+   * the cell is the step's again and its metadata names the new proposal; it takes the new code
+   * now when the step runs at once, and else keeps its code (`kept`) while a diff of the two
+   * waits for Accept or Reject (onReproposal).
    */
-  private reproposed(msg: ProposeStepMsg): number | null {
+  private reproposed(msg: ProposeStepMsg): { index: number; kept: string | null } | null {
     const cellId = this.log.proposalCell(msg.run_id, msg.step);
     const cells = this.panel.content.model?.sharedModel.cells ?? [];
     const index = cellId === null ? -1 : cells.findIndex(c => c.getId() === cellId);
-    const shared = cells[index];
-    if (index < 0 || !takesNewProposal(shared.getSource(), readCellMeta(shared.getMetadata('rlm')))) {
+    if (index < 0) {
       return null;
     }
-    shared.setSource(msg.code);
+    const shared = cells[index];
+    const source = shared.getSource();
+    const kept = this.reviews.get(shared.getId())?.kept ?? null;
+    const action = onReproposal(source, readCellMeta(shared.getMetadata('rlm')), msg, kept);
+    this.dropReview(shared.getId()); // an earlier diff of the step is out of date either way
+    if (action === 'new-cell') {
+      return null;
+    }
+    if (action === 'replace') {
+      shared.setSource(msg.code);
+    }
     shared.setMetadata('rlm', { ...stepCellMeta(msg) });
-    return index;
+    return { index, kept: action === 'review' ? source : null };
+  }
+
+  /** Show the new proposal as a diff under the cell that keeps the earlier one. */
+  private showReview(cell: Cell, kept: string, msg: ProposeStepMsg): void {
+    const cellId = cell.model.id;
+    const widget = new ProposalReview({
+      step: msg.step,
+      before: kept,
+      after: msg.code,
+      onAccept: () => this.settleReview(cellId, true),
+      onReject: () => this.settleReview(cellId, false)
+    });
+    // Typing in the cell makes it the human's edit, which stands: the diff is set aside.
+    const shared = cell.model.sharedModel;
+    const onChange = (): void => {
+      if (shared.getSource() !== kept) {
+        this.dropReview(cellId);
+      }
+    };
+    shared.changed.connect(onChange);
+    this.reviews.set(cellId, { msg, kept, widget, release: () => shared.changed.disconnect(onChange) });
+    attachReview(cell, widget).catch(console.error);
+  }
+
+  /** Accept: the cell takes the new proposal. Reject: it keeps its code, which, run, is an edit. */
+  private settleReview(cellId: string, accept: boolean): void {
+    const review = this.reviews.get(cellId);
+    if (review === undefined) {
+      return;
+    }
+    this.dropReview(cellId);
+    const notebook = this.panel.content;
+    const index = notebook.widgets.findIndex(c => c.model.id === cellId);
+    const cell = notebook.widgets[index] as Cell | undefined;
+    if (cell === undefined) {
+      return;
+    }
+    if (accept) {
+      cell.model.sharedModel.setSource(review.msg.code);
+      cell.model.setMetadata('rlm', { ...stepCellMeta(review.msg) });
+    }
+    decorateCell(cell, this.log);
+    notebook.deselectAll();
+    notebook.activeCellIndex = index;
+    notebook.mode = 'edit';
+    this.scheduleUpdate();
+  }
+
+  private dropReview(cellId: string): void {
+    const review = this.reviews.get(cellId);
+    if (review !== undefined) {
+      this.reviews.delete(cellId);
+      review.release();
+      review.widget.dispose();
+    }
   }
 
   /**
@@ -522,6 +716,7 @@ export class RlmNotebook implements IDisposable {
   }
 
   private markExecuted(msg: StepExecutedMsg): void {
+    this.dropReview(msg.cell_id); // run without a choice: the kernel took the code as it was
     const cell = this.cellWidget(msg.cell_id);
     if (cell === undefined) {
       return;

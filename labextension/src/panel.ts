@@ -8,9 +8,10 @@ import { Widget } from '@lumino/widgets';
 
 import { rlmIcon } from './icons';
 import type { RlmNotebook } from './notebook';
-import { formatCost, formatSeconds, formatTally, formatTokens, toolCallText, toolOutcome } from './format';
+import { formatCost, formatSeconds, formatTally, formatTokens, kernelLines, toolCallText, toolOutcome } from './format';
 import { canContinueFrom } from './rewind';
 import { stepTally, stepTools, type CallView, type RunView, type StepView, type ToolView } from './runs';
+import { markdownNodes, type MarkdownNode } from './safe';
 
 const STATUS_MARK: Record<string, string> = {
   running: '⟳',
@@ -85,15 +86,13 @@ export class RunsPanel extends Widget {
     }
     header.appendChild(el('div', 'rlm-runs-notebook', controller.panel.context.localPath));
     const log = controller.log;
-    const connection = controller.connected
-      ? 'connected to the RLM Python kernel'
-      : 'not connected (the kernel is not RLM Python, or is not running)';
-    header.appendChild(el('div', `rlm-runs-connection ${controller.connected ? 'rlm-mod-connected' : ''}`, connection));
+    const lines = kernelLines(controller.connected, controller.kernelSeen);
+    header.appendChild(el('div', `rlm-runs-connection ${controller.connected ? 'rlm-mod-connected' : ''}`, lines.connection));
     const totals = el('div', 'rlm-runs-totals', `Total: ${formatTally(log.totals())}`);
     totals.dataset.rlmTotals = '';
     header.appendChild(totals);
     if (log.runs.length === 0) {
-      root.appendChild(el('p', 'rlm-runs-empty', 'No runs yet. In a notebook on the RLM Python kernel, run a %%rlm cell: each root step becomes a cell.'));
+      root.appendChild(el('p', 'rlm-runs-empty', lines.empty));
       return;
     }
     const list = el('div', 'rlm-runs-list');
@@ -154,12 +153,7 @@ export class RunsPanel extends Widget {
       section.appendChild(loose);
     }
     if (run.status !== 'running') {
-      const end =
-        run.answer !== null
-          ? el('div', 'rlm-run-answer', `Answer: ${run.answer}`)
-          : el('div', 'rlm-run-error', run.error ?? 'Ended without an answer');
-      end.title = end.textContent ?? '';
-      section.appendChild(end);
+      section.appendChild(run.answer !== null ? renderAnswer(run.answer) : errorLine(run.error));
     }
     return section;
   }
@@ -251,6 +245,39 @@ export class RunsPanel extends Widget {
     }
     return item;
   }
+}
+
+function errorLine(error: string | null): HTMLElement {
+  const end = el('div', 'rlm-run-error', error ?? 'Ended without an answer');
+  end.title = end.textContent ?? '';
+  return end;
+}
+
+/** The answer rendered from its Markdown (safe.ts: elements of a short list and text, no HTML). */
+function renderAnswer(answer: string): HTMLElement {
+  const end = el('div', 'rlm-run-answer');
+  end.appendChild(el('span', 'rlm-run-answer-label', 'Answer: '));
+  const body = el('div', 'rlm-run-answer-body');
+  body.append(...markdownDom(markdownNodes(answer)));
+  end.appendChild(body);
+  end.title = answer;
+  return end;
+}
+
+function markdownDom(nodes: MarkdownNode[]): Node[] {
+  return nodes.map(node => {
+    if (typeof node === 'string') {
+      return document.createTextNode(node);
+    }
+    const element = document.createElement(node.tag);
+    if (node.href !== undefined && element instanceof HTMLAnchorElement) {
+      element.href = node.href;
+      element.target = '_blank';
+      element.rel = 'noopener noreferrer';
+    }
+    element.append(...markdownDom(node.children));
+    return element;
+  });
 }
 
 function plural(n: number, what: string): string {

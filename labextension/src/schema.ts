@@ -64,6 +64,8 @@ export interface ProposalRejectedEvent extends EventBase {
   step: number;
   turn: number;
   reply: string;
+  added: string;
+  sampling: Record<string, unknown> | null;
 }
 
 export interface StepStartedEvent extends EventBase {
@@ -156,7 +158,7 @@ export interface HintEvent extends EventBase {
 
 export interface WarningEvent extends EventBase {
   kind: 'warning';
-  code: 'no_code' | 'unseen' | 'after_error' | 'unsupported' | 'repetition' | 'reply_cut' | 'replay_diverged';
+  code: 'no_code' | 'unseen' | 'after_error' | 'unsupported' | 'repetition' | 'reply_cut' | 'replay_diverged' | 'hint_unused';
   text: string;
 }
 
@@ -368,7 +370,9 @@ export const EVENT_FIELDS: Record<EventKind, Record<string, FieldSpec>> = {
   proposal_rejected: {
     step: {"types": ["number"]},
     turn: {"types": ["number"]},
-    reply: {"types": ["string"]}
+    reply: {"types": ["string"]},
+    added: {"types": ["string"], "default": ""},
+    sampling: {"types": ["object", "null"], "default": null}
   },
   step_started: {
     step: {"types": ["number"]},
@@ -441,7 +445,7 @@ export const EVENT_FIELDS: Record<EventKind, Record<string, FieldSpec>> = {
     text: {"types": ["string"]}
   },
   warning: {
-    code: {"types": ["string"], "values": ["no_code", "unseen", "after_error", "unsupported", "repetition", "reply_cut", "replay_diverged"]},
+    code: {"types": ["string"], "values": ["no_code", "unseen", "after_error", "unsupported", "repetition", "reply_cut", "replay_diverged", "hint_unused"]},
     text: {"types": ["string"]}
   },
   run_ended: {

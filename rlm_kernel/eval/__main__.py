@@ -37,7 +37,11 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="the task families and methods")
 
     r = sub.add_parser("run", help="run a sweep (resumes one already in --out)")
-    r.add_argument("--tasks", type=_list, default=["sniah"], help="families, comma-separated (see: list)")
+    r.add_argument(
+        "--tasks",
+        type=_list,
+        help="families, comma-separated (see: list); default sniah, or none when --task-file is given",
+    )
     r.add_argument("--lengths", type=_list, default=["8k"], help="context lengths in tokens: 8k,32k,128k,1m")
     r.add_argument(
         "--methods",
@@ -102,8 +106,10 @@ def _run(args: argparse.Namespace) -> int:
     if given.get("executor", DEFAULTS.executor) != "local":
         given["executor_kwargs"] = {"isolation": args.isolation}
     settings = Settings(base_max_tokens=args.base_max_tokens, **given)
+    # Your own tasks alone, unless families are asked for too.
+    families = args.tasks if args.tasks is not None else [] if args.task_file else ["sniah"]
     coro = arun(
-        args.tasks,
+        families,
         args.lengths,
         args.methods,
         split=args.split,

@@ -4,18 +4,23 @@
   panel per task family; a dashed line marks the model's window when it is known.
 - ``cost_vs_score.png``: mean cost against mean score, per family and method.
 - ``tokens.png``: root-LM tokens against sub-call tokens, one point per rollout.
+
+An axis whose values are all the same (a free model's costs, a sweep without sub-calls) says so
+in its label and has one tick at that value, instead of a span of ±0.04 around it.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from .results import Results
 from .tasks import format_length
 
-__all__ = ["plot"]
+__all__ = ["plot", "figures"]
 
 _MARKERS = "osD^vP*X"
 
@@ -40,9 +45,48 @@ def plot(
     plt = _pyplot()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    drawn = figures(results, window=window, title=title)
+    paths = []
+    try:
+        for name, fig in drawn.items():
+            paths.append(out / name)
+            fig.savefig(paths[-1], dpi=130)
+    finally:
+        for fig in drawn.values():
+            plt.close(fig)
+    return paths
+
+
+def _flat_axis(
+    ax: Any, axis: str, values: list[float], *, tick: Callable[[float], str], same: str, zero: str
+) -> None:
+    """When every value on ``axis`` ("x" or "y") is the same, say so: one tick at the value, a span
+    around it, and a label that says it, ``zero`` when the value is 0, else ``same`` with ``{}`` for
+    the value. matplotlib would draw ±0.04 around the value, as if the values differed."""
+    if not values or min(values) != max(values):
+        return
+    value = values[0]
+    span = abs(value) / 2 or 1.0
+    (ax.set_xlim if axis == "x" else ax.set_ylim)(value - span, value + span)
+    (ax.set_xticks if axis == "x" else ax.set_yticks)([value], [tick(value)])
+    ax.minorticks_off()
+    (ax.set_xlabel if axis == "x" else ax.set_ylabel)(zero if value == 0 else same.format(tick(value)))
+
+
+def _dollars(cost: float) -> str:
+    return "$0" if cost == 0 else f"${cost:.4f}"
+
+
+def _count(tokens: float) -> str:
+    return f"{tokens:,.0f}"
+
+
+def figures(results: Results, *, window: int | None = None, title: str | None = None) -> dict[str, Any]:
+    """The three figures by file name, drawn and not saved (:func:`plot` saves and closes them)."""
+    plt = _pyplot()
     cells = results.summary()
     families = sorted({c.family for c in cells})
-    paths = []
+    drawn: dict[str, Any] = {}
 
     cols = min(3, max(1, len(families)))
     rows = math.ceil(len(families) / cols) or 1
@@ -76,11 +120,10 @@ def plot(
     fig.legend(handles, labels, loc="lower center", ncol=max(1, min(2 * cols, len(labels))), frameon=False)
     fig.suptitle(title or "Score against context length")
     fig.tight_layout(rect=(0, 0.08, 1, 0.95))
-    paths.append(out / "figure1.png")
-    fig.savefig(paths[-1], dpi=130)
-    plt.close(fig)
+    drawn["figure1.png"] = fig
 
     fig, ax = plt.subplots(figsize=(5.5, 4))
+    costs: list[float] = []
     for i, (method, model) in enumerate(series):
         points = [
             (c.cost, 100 * c.score)
@@ -89,17 +132,25 @@ def plot(
         ]
         if points:
             xs, ys = zip(*points, strict=True)
+            costs.extend(xs)
             ax.scatter(xs, ys, marker=_MARKERS[i % len(_MARKERS)], label=f"{method} ({model})")
     ax.set_xlabel("mean cost per task (US$)")
     ax.set_ylabel("mean score (%)")
+    ax.set_ylim(-3, 108)  # percent, as in figure 1: a sweep that scored the same everywhere is no range
+    _flat_axis(
+        ax,
+        "x",
+        costs,
+        tick=_dollars,
+        same="mean cost per task: {} everywhere",
+        zero="free: $0 for every rollout",
+    )
     ax.set_title("Cost against score (one point per family and length)")
     ax.grid(alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8)
     fig.tight_layout()
-    paths.append(out / "cost_vs_score.png")
-    fig.savefig(paths[-1], dpi=130)
-    plt.close(fig)
+    drawn["cost_vs_score.png"] = fig
 
     fig, ax = plt.subplots(figsize=(5.5, 4))
     by_method: dict[str, list[tuple[int, int]]] = defaultdict(list)
@@ -114,12 +165,17 @@ def plot(
     ax.set_yscale("symlog")
     ax.set_xlabel("root LM tokens (in + out)")
     ax.set_ylabel("sub-call tokens (in + out)")
+    every = [p for points in by_method.values() for p in points]
+    for axis, values, what in (
+        ("x", [p[0] for p in every], "root LM"),
+        ("y", [p[1] for p in every], "sub-call"),
+    ):
+        same, zero = f"{what} tokens: {{}} in every rollout", f"{what} tokens: none in any rollout"
+        _flat_axis(ax, axis, values, tick=_count, same=same, zero=zero)
     ax.set_title("Where the tokens go (one point per rollout)")
     ax.grid(alpha=0.3)
     if by_method:
         ax.legend(fontsize=8)
     fig.tight_layout()
-    paths.append(out / "tokens.png")
-    fig.savefig(paths[-1], dpi=130)
-    plt.close(fig)
-    return paths
+    drawn["tokens.png"] = fig
+    return drawn

@@ -71,7 +71,7 @@ class Task:
     answer: Any
     scorer: str
     split: str = "custom"
-    length: int = 0  # target tokens; 0 for your own tasks
+    length: int = 0  # target tokens; your own tasks': the file's, else the context's estimated
     meta: dict[str, Any] = field(default_factory=dict)
     ref: TaskRef | None = None
 
@@ -174,7 +174,8 @@ def load_jsonl(path: str | Path) -> list[Task]:
     """Your own tasks, one JSON object a line: ``question``, ``answer``, and ``context`` (inline)
     or ``context_path`` (relative to the file), with optional ``id``, ``scorer`` (``contains``,
     ``exact``, ``numeric``, ``approx``, ``f1_pairs``, ``verbatim``, or ``module:function``),
-    ``family`` and ``meta``."""
+    ``family``, ``meta`` and ``length`` (tokens, ``8k`` or a number; by default the context's
+    size as text at four characters a token, as the generated tasks' lengths are counted)."""
     path = Path(path)
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -208,7 +209,7 @@ def _tasks_from(lines: list[str], path: Path) -> Iterator[Task]:
             raise ConfigError(f"{where}: give the task's 'context' or its 'context_path'.")
         scorer = str(data.get("scorer", "contains"))
         resolve(scorer)  # an unknown scorer is an error now, not after the run
-        yield Task(
+        task = Task(
             id=str(data.get("id", f"{path.stem}-{number:04d}")),
             family=str(data.get("family", "custom")),
             context=context,
@@ -217,3 +218,12 @@ def _tasks_from(lines: list[str], path: Path) -> Iterator[Task]:
             scorer=scorer,
             meta=dict(data.get("meta", {})),
         )
+        if "length" in data:
+            given = data["length"]
+            try:
+                task.length = parse_length(given if type(given) is int else str(given))
+            except ConfigError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
+        else:  # at least 1: the plots' length axis is logarithmic
+            task.length = max(1, round(task.context_chars / CHARS_PER_TOKEN))
+        yield task

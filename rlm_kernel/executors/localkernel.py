@@ -202,6 +202,26 @@ class LocalKernel:
     async def is_alive(self) -> bool:
         return await self.km.is_alive()
 
+    async def exited(self) -> None:
+        """Return when the kernel's process (its sandbox, when it has one) is gone: a pidfd that
+        becomes readable on Linux, else a thread that waits for the process."""
+        process = getattr(self.km.provisioner, "process", None)
+        if process is None:
+            return
+        loop = asyncio.get_running_loop()
+        try:
+            fd = os.pidfd_open(process.pid)
+        except (AttributeError, OSError):  # no pidfd here, or the process is already gone
+            await asyncio.to_thread(process.wait)
+            return
+        gone = loop.create_future()
+        loop.add_reader(fd, lambda: gone.done() or gone.set_result(None))
+        try:
+            await gone
+        finally:
+            loop.remove_reader(fd)
+            os.close(fd)
+
     def _close_fd(self, name: str) -> None:
         fd = getattr(self, name)
         setattr(self, name, -1)

@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import difflib
 import os
 import re
 import shlex
@@ -41,6 +42,7 @@ from ..config import (
     setting_type,
 )
 from ..errors import MissingAPIKey, RLMError
+from ..lm import BACKENDS
 from ..lm import backend as backend_of
 from ..rewind import Branch, branch_at
 from ..risk import LADDER, capped
@@ -52,6 +54,7 @@ from .active import ActiveRun
 __all__ = ["RLMMagics", "await_rlm_magics"]
 
 SUBCOMMANDS = ("config", "hint", "stop")
+NO_KEY = "no API key found: the bundled model"
 _FIELDS = {f.name: f for f in dataclasses.fields(RLMConfig)}
 
 
@@ -85,7 +88,18 @@ def _settings_traits() -> dict[str, TraitType]:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # one line for the user, not a usage dump and SystemExit
-        raise UsageError(f"%rlm: {message} (%rlm? lists the options)")
+        raise UsageError(f"%rlm: {message}{self._did_you_mean(message)} (%rlm? lists the options)")
+
+    def _did_you_mean(self, message: str) -> str:
+        """For an option argparse does not know, the known one closest to it: "; did you mean --x?"."""
+        if not message.startswith("unrecognized arguments: "):
+            return ""
+        known = list(self._option_string_actions)
+        guesses = []
+        for word in message.removeprefix("unrecognized arguments: ").split():
+            if word.startswith("-"):
+                guesses += difflib.get_close_matches(word.partition("=")[0], known, n=1, cutoff=0.6)
+        return f"; did you mean {' or '.join(dict.fromkeys(guesses))}?" if guesses else ""
 
 
 def _parser() -> _Parser:
@@ -193,7 +207,7 @@ class RLMMagics(Magics):
     def settings(self, opts: argparse.Namespace | None = None) -> list[Setting]:
         """Each setting's effective value and where it came from; environment read now."""
         out = []
-        for name in ("mode", "answer", "widget", *RUN_SETTINGS):
+        for name in (*RUN_SETTINGS, "mode", "answer", "widget"):
             option = getattr(opts, name, None) if opts is not None else None
             if name == "widget" and opts is not None and opts.no_widget:
                 option = False
@@ -214,6 +228,8 @@ class RLMMagics(Magics):
                 out.append(Setting(name, getattr(self, old), f"%config RLMMagics.{old}"))
             elif env and os.environ.get(env):
                 out.append(Setting(name, os.environ[env], f"${env}"))
+            elif name == "backend":
+                out.append(self._found_backend())
             else:
                 out.append(Setting(name, getattr(self, name), "default"))
             if name == "mode" and capped(str(out[-1].value), self.mode_cap) != out[-1].value:
@@ -221,6 +237,16 @@ class RLMMagics(Magics):
                     name, self.mode_cap, f"capped by RLMMagics.mode_cap ({out[-1].value} asked)"
                 )
         return out
+
+    def _found_backend(self) -> Setting:
+        """With no backend configured: the provider whose key is found (OpenAI's first), else the
+        bundled model, which needs none."""
+        for name, spec in BACKENDS.items():
+            if spec.key_var and os.environ.get(spec.key_var):
+                return Setting("backend", name, f"${spec.key_var} is set")
+        if self.backend_kwargs.get("api_key"):
+            return Setting("backend", "openai", "default: backend_kwargs has an api_key")
+        return Setting("backend", "local", NO_KEY)
 
     def _functions(self, names: str, option: str) -> dict[str, Any]:
         """``--tools a,b``: the notebook's functions of those names."""
@@ -246,6 +272,10 @@ class RLMMagics(Magics):
             ) from None
         except RLMError as exc:
             raise UsageError(str(exc)) from None
+        if any(x.name == "backend" and x.source == NO_KEY for x in self.settings(opts)):
+            keys = " or ".join(b.key_var for b in BACKENDS.values() if b.key_var)
+            model = run["model_name"] or BACKENDS["local"].default_model
+            print(f"No API key found ({keys}): using the bundled model, {model}, on this machine.")
         return rlm, s
 
     # -- the magics --------------------------------------------------------------------------------
@@ -310,10 +340,19 @@ class RLMMagics(Magics):
                 raise UsageError("%rlm needs a variable and a question: %rlm VAR question")
             opts.context = opts.context or name
         else:
-            opts = _parser().parse_args(shlex.split(line))
+            parser = _parser()
+            # `%%rlm VAR`, as `%rlm VAR question`: a bare word names the context's variable.
+            parser.add_argument("variable", nargs="?", help=argparse.SUPPRESS)
+            opts = parser.parse_args(shlex.split(line))
+            if opts.variable is not None:
+                if opts.context is not None and opts.context != opts.variable:
+                    raise UsageError(
+                        f"%%rlm got two contexts, {opts.variable} and -c {opts.context}: give one."
+                    )
+                opts.context = opts.variable
             question = cell
         if not opts.context:
-            raise UsageError("%%rlm needs the variable holding the context: %%rlm -c VAR")
+            raise UsageError("%%rlm needs the variable holding the context: %%rlm VAR, or %%rlm -c VAR")
         ns = self.shell.user_ns
         if opts.context not in ns:
             raise UsageError(f"No variable named {opts.context!r} in the namespace: define it, or check -c.")

@@ -30,6 +30,7 @@ __all__ = [
 ]
 
 _LOCAL_N_CTX = 8192
+LOCAL_PROVIDER = "local model (llama.cpp)"  # who answers, in its errors: not OpenAI, whose SDK it speaks
 
 
 @dataclass(frozen=True)
@@ -136,4 +137,5 @@ def _local(name: str | None, kw: dict[str, Any]) -> LMClient:
     # server in this process helps nothing.
     kw.setdefault("timeout", 600.0)
     kw.setdefault("max_retries", 0)
+    kw.setdefault("provider", LOCAL_PROVIDER)
     return OpenAILM(name, base_url=server.base_url, api_key="local", context_window=n_ctx, **kw)

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from rlm_kernel.lm.base import Message, Received, shared_ssl_context
+from rlm_kernel.lm.base import Message, Received, request_sampling, shared_ssl_context
 from rlm_kernel.lm.sdk import SDKBackend
 from rlm_kernel.tools import ToolRequest
 
@@ -122,6 +122,8 @@ class AnthropicLM(SDKBackend):
         extra_body = dict(self.extra_body)
         if self.temperature is not None:
             extra_body.setdefault("temperature", self.temperature)
+        if "temperature" in request_sampling():  # this request's own; Messages takes no seed
+            extra_body["temperature"] = request_sampling()["temperature"]
         if extra_body:
             request["extra_body"] = extra_body
         return request

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import contextvars
 import functools
 import ssl
 import time
@@ -102,6 +103,7 @@ class LMClient(Protocol):
         max_tokens: int | None = None,
         stop: Sequence[str] | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
+        sampling: Mapping[str, Any] | None = None,
     ) -> Completion: ...
 
     async def aclose(self) -> None: ...
@@ -171,11 +173,27 @@ class BaseLM(abc.ABC):
         max_tokens: int | None = None,
         stop: Sequence[str] | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
+        sampling: Mapping[str, Any] | None = None,
     ) -> Completion:
         """Send one request; stream it when ``on_token`` wants the text as it comes, and stop reading a
         stream that has fallen into a loop (finish reason ``repetition``). ``tools`` (each a
         :meth:`~rlm_kernel.tools.Tool.spec`) are offered for function calling, on a request that
-        is not streamed; the calls asked for are the completion's ``tool_calls``."""
+        is not streamed; the calls asked for are the completion's ``tool_calls``. ``sampling``
+        (``temperature``, ``seed``) applies to this request alone."""
+        token = _SAMPLING.set(sampling)
+        try:
+            return await self._complete(messages, on_token, max_tokens, stop, tools)
+        finally:
+            _SAMPLING.reset(token)
+
+    async def _complete(
+        self,
+        messages: list[Message],
+        on_token: TokenCallback | None,
+        max_tokens: int | None,
+        stop: Sequence[str] | None,
+        tools: Sequence[Mapping[str, Any]] | None,
+    ) -> Completion:
         started = now()
         parts: list[str] = []
         messages = [_encodable(m) for m in messages]
@@ -333,6 +351,17 @@ class RepetitionGuard:
 def estimate_tokens(text: str) -> int:
     """A cheap upper-ish estimate (about 3.5 characters a token for English and code)."""
     return int(len(text) / 3.5) + 1
+
+
+# The sampling of the request being made (a regenerated proposal's), for the backend that builds it.
+_SAMPLING: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar(
+    "rlm_kernel_sampling", default=None
+)
+
+
+def request_sampling() -> Mapping[str, Any]:
+    """The ``temperature`` and ``seed`` asked for the request being built, if any."""
+    return _SAMPLING.get() or {}
 
 
 def now() -> float:

@@ -28,6 +28,11 @@ Settings that matter on a small CPU machine (measured on 2 cores, 0.5B Q4_K_M,
 - prompt caching is on: a request that repeats the previous prompt's prefix
   reads only the new tokens (a 1,500-token conversation plus a question: 0.2 s).
 
+llama.cpp logs to the process's stderr, where it would land in the middle of a terminal's
+progress bar or in a kernel's log. The server runs quiet: what it would log reaches the user
+anyway, a failed request's reason as the HTTP error the client raises, and a failed start as
+:class:`LocalServerError`, after one more try with llama.cpp's errors on, so that they show why.
+
 Qwen2.5's ChatML template (through llama.cpp's Jinja) renders any order of
 roles: consecutive assistant or user turns, an assistant turn first. Without a
 leading system message it inserts Qwen's default one ("You are Qwen, created by
@@ -41,6 +46,7 @@ once; they are stopped at interpreter exit.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import http.client
 import json
 import os
@@ -56,6 +62,8 @@ __all__ = ["LlamaServer", "LocalServerError", "shared_server", "stop_shared_serv
 
 _HOST = "127.0.0.1"
 HEALTH_RETRY_S = 0.05  # between /health probes while the model loads
+# llama.cpp's log thresholds (common/log.h): 0 its "output" only (the server has none), 1 errors too.
+_QUIET, _ERRORS = 0, 1
 
 
 def _default_threads() -> int:
@@ -144,7 +152,7 @@ class LlamaServer:
                 # No local name for the server: a traceback holding this frame would keep it alive.
                 self._server = xllamacpp.Server(params)
             except RuntimeError as exc:
-                raise LocalServerError(self._start_failure(exc)) from None
+                raise LocalServerError(self._start_failure(xllamacpp, exc)) from None
             url = str(self._server.listening_address).rstrip("/")
             self._url = url if url.startswith("http") else "http://" + url
             try:
@@ -218,7 +226,7 @@ class LlamaServer:
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def _params(self, xllamacpp: Any) -> Any:
+    def _params(self, xllamacpp: Any, verbosity: int = _QUIET) -> Any:
         params = xllamacpp.CommonParams()
         params.model.path = str(self._model_path)
         params.model_alias = {self.model_name}
@@ -234,15 +242,22 @@ class LlamaServer:
         # 30 s, stop() during a stream blocked for 30 s. Pings are SSE comments, which SDKs skip.
         params.sse_ping_interval = 1
         params.ui = False
-        params.verbosity = 1  # errors only: llama.cpp logs to the process's stderr, not to a notebook
+        # Quiet: its log goes to the process's stderr (a progress bar, a kernel's log), and each error
+        # it would log there reaches the client as the request's HTTP error anyway.
+        params.verbosity = verbosity
         return params
 
-    def _start_failure(self, exc: RuntimeError) -> str:
+    def _start_failure(self, xllamacpp: Any, exc: RuntimeError) -> str:
         if self._requested_port and _port_in_use(self._requested_port):
             return f"Port {self._requested_port} is in use: pass another port, or port=None for a free one."
+        # The quiet start kept llama.cpp's reasons to itself: start again with its errors on stderr,
+        # to show them (a start that works this time stops at once).
+        with contextlib.suppress(RuntimeError):
+            xllamacpp.Server(self._params(xllamacpp, verbosity=_ERRORS))
         return (
-            f"llama.cpp could not load {self._model_path} ({exc}); check it is a whole GGUF file, "
-            "e.g. delete it and run `python -m rlm_kernel.models fetch` again."
+            f"llama.cpp could not load {self._model_path} ({exc}; its reasons are on this process's "
+            "stderr); check it is a whole GGUF file, e.g. delete it and run "
+            "`python -m rlm_kernel.models fetch` again."
         )
 
     def _wait_healthy(self, *, deadline: float, timeout: float) -> None:

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from rlm_kernel.lm.base import Message, Received, shared_ssl_context
+from rlm_kernel.lm.base import Message, Received, request_sampling, shared_ssl_context
 from rlm_kernel.lm.sdk import SDKBackend
 from rlm_kernel.tools import ToolRequest
 
@@ -82,6 +82,7 @@ class OpenAILM(SDKBackend):
         if self.temperature is not None:
             request["temperature"] = self.temperature
         request.update(self.extra_body)
+        request.update(request_sampling())  # this request's own temperature and seed
         return request
 
     def _sdk_module(self) -> ModuleType:

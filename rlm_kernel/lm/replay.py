@@ -91,9 +91,10 @@ class RecordingLM:
         max_tokens: int | None = None,
         stop: Sequence[str] | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
+        sampling: Mapping[str, Any] | None = None,
     ) -> Completion:
         completion = await self.inner.complete(
-            messages, on_token=on_token, max_tokens=max_tokens, stop=stop, tools=tools
+            messages, on_token=on_token, max_tokens=max_tokens, stop=stop, tools=tools, sampling=sampling
         )
         self.recording.append(request_key(messages), completion, continues_reply=self.continues_reply)
         return completion

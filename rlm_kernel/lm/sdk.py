@@ -30,9 +30,12 @@ def longest_prefix(table: dict[str, int], name: str) -> int | None:
 
 
 class SDKBackend(BaseLM):
-    """A :class:`~rlm_kernel.lm.base.BaseLM` over an official SDK (``openai``, ``anthropic``)."""
+    """A :class:`~rlm_kernel.lm.base.BaseLM` over an official SDK (``openai``, ``anthropic``).
 
-    provider: ClassVar[str]
+    ``provider`` names who answers in error messages ("OpenAI error: ..."); a server that speaks the
+    SDK's protocol and is not the provider (the local llama.cpp server) passes its own name."""
+
+    provider: str  # each subclass's own by default; an instance's when given
     key_var: ClassVar[str]
     base_url_var: ClassVar[str]
     official_host: ClassVar[str]
@@ -51,8 +54,11 @@ class SDKBackend(BaseLM):
         extra_body: dict | None = None,
         continues_reply: bool = False,
         prices: Mapping[str, Any] | None = None,
+        provider: str | None = None,
         **client_kwargs: Any,
     ) -> None:
+        if provider:
+            self.provider = provider
         if context_window is None:
             context_window = longest_prefix(self.context_windows, model_name)
         super().__init__(

@@ -278,6 +278,33 @@ def test_unreachable_server_is_a_provider_error(kind: str) -> None:
         complete(lm, ask("anyone?"))
 
 
+def test_the_local_models_errors_are_its_own_not_openais(
+    scripted_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The local backend speaks through the OpenAI SDK; its errors name llama.cpp, not OpenAI."""
+    from rlm_kernel.lm import llama_server
+    from rlm_kernel.lm import make_lm as make_backend
+
+    class Served:  # stands for the started llama.cpp server: the scripted one answers instead
+        base_url = scripted_server.openai_base_url
+
+    monkeypatch.setattr(llama_server, "shared_server", lambda path, **kw: Served())
+    scripted_server.responder = lambda r: Reply(
+        status=400, error_message="the request exceeds the context size"
+    )
+    model = tmp_path / "mine.gguf"
+    model.write_bytes(b"GGUF")
+    lm = make_backend("local", {"model_path": str(model)})
+    for stream in (False, True):
+        with pytest.raises(ProviderError) as caught:
+            complete(lm, ask("?"), on_token=(lambda t: None) if stream else None)
+        assert str(caught.value) == (
+            "local model (llama.cpp) error (HTTP 400): the request exceeds the context size"
+        )
+        assert caught.value.provider == "local model (llama.cpp)"
+    assert make_lm("openai", scripted_server).provider == "OpenAI"  # others keep their own name
+
+
 # ---------------------------------------------------------------- keys and base URLs
 
 

@@ -1,6 +1,8 @@
 """Trajectories as data: a notebook run under nbclient (no extension: the fallback path), read back
 with ``from_notebook``, and exported as fine-tuning samples with human edits as targets; and a
-co-piloted run (an edit, a Regenerate) with a rewind branch, exported with the repairs on."""
+co-piloted run (an edit, a Regenerate) with a rewind branch, exported with the repairs on. Every
+trajectory a test here writes is held to ``export_invariants`` afterwards: no target that did not
+run, no ``rejected`` that is the target's text."""
 
 from __future__ import annotations
 
@@ -10,19 +12,35 @@ import subprocess
 import sys
 
 import nbformat
+import pytest
+from export_invariants import check_files, check_samples, trajectory_files
 from nbclient import NotebookClient
 from scripted_server import Script
 
 from rlm_kernel import RLM
+from rlm_kernel.config import RLMConfig
 from rlm_kernel.driver import Regenerate
+from rlm_kernel.engine import RLMRun
 from rlm_kernel.events import HumanEdit, RootReply, RootRequest, RunEnded, RunStarted, StepStarted
+from rlm_kernel.executors.base import ExecResult
 from rlm_kernel.export import conversations, samples
 from rlm_kernel.export import main as export_main
+from rlm_kernel.export_stats import sample_chars
+from rlm_kernel.lm.base import Completion
+from rlm_kernel.prompts import context_metadata
 from rlm_kernel.trajectory import from_notebook
 
 
 def repl(code: str) -> str:
     return f"```repl\n{code}\n```"
+
+
+@pytest.fixture(autouse=True)
+def teaches_only_what_ran(tmp_path):
+    """After each test, every trajectory it wrote exports (all runs, no filter) to samples whose
+    targets ran and whose ``rejected`` are not their targets."""
+    yield
+    check_files(trajectory_files(tmp_path), tmp_path / "checked")
 
 
 def test_fallback_notebook_keeps_its_trajectory_and_exports(scripted_server, tmp_path, monkeypatch):
@@ -93,6 +111,7 @@ def test_a_human_edit_becomes_the_target_and_the_history():
     assert conv.turns[0].edited and conv.turns[0].target == "Look:\n```repl\nx = 2\n```"
     rows = list(samples(conv))
     assert rows[0]["messages"][-1]["content"] == "Look:\n```repl\nx = 2\n```"
+    assert rows[0]["rejected"] == [{"role": "assistant", "content": "Look:\n```repl\nx = 1\n```"}]
     assert rows[1]["messages"][2]["content"] == "Look:\n```repl\nx = 2\n```"  # corrected in the history too
     assert [m["role"] for m in rows[1]["messages"]] == ["system", "user", "assistant", "user", "assistant"]
     first_size = sum(len(m["content"]) for m in rows[0]["messages"])
@@ -159,6 +178,7 @@ def test_human_edits_and_the_chosen_branch_hold_with_the_repairs_on(scripted_ser
     assert [s["turn"] for s in mine] == [1, 2, 3] and [s["turn"] for s in theirs] == [2, 3]
     edited = repl("x = 20\nprint('x', x)")
     assert mine[0]["edited"] and mine[0]["messages"][-1]["content"] == edited
+    assert mine[0]["rejected"] == [{"role": "assistant", "content": first}]  # the proposal as written
     assert mine[1]["rejected"] == [{"role": "assistant", "content": rejected}]
     assert mine[1]["superseded_by"] == mine[2]["superseded_by"] == branch.run_id
     assert theirs[0]["branch_of"] == {"run_id": parent.run_id, "step": 2}
@@ -171,3 +191,53 @@ def test_human_edits_and_the_chosen_branch_hold_with_the_repairs_on(scripted_ser
     assert theirs[1]["messages"][-1]["content"] == "FINAL_VAR(y)" and theirs[1]["repaired"] == ["final-var"]
     stats = json.loads((tmp_path / "stats.json").read_text())
     assert stats["after"]["repairs"]["final-var"] == 2 and stats["after"]["trajectories"] == 2
+
+
+def test_the_filters_hold_on_what_is_written(tmp_path):
+    """--max-chars drops the longer turn first; the run, left with one, is then under --min-turns:
+    no trajectory of fewer turns is written, and "after" counts exactly what was."""
+    log = tmp_path / "t.jsonl"
+    log.write_text("".join(json.dumps(e.to_dict()) + "\n" for e in _run("good")))
+    (conv,) = conversations(_run("good"))
+    first_size = sample_chars(next(samples(conv)))
+    stats = tmp_path / "stats.json"
+    for min_turns, expected in ((2, []), (1, [1])):
+        out = tmp_path / "sft.jsonl"
+        args = [str(log), "-o", str(out), "--max-chars", str(first_size), "--stats", str(stats)]
+        assert export_main([*args, "--min-turns", str(min_turns)]) == 0
+        written = [json.loads(line) for line in out.read_text().splitlines()]
+        figures = json.loads(stats.read_text())
+        assert [s["turn"] for s in written] == expected
+        check_samples(_run("good"), written, min_turns=min_turns, figures=figures)
+        assert figures["dropped"]["over_max_chars_turns"] == 1
+        assert figures["dropped"]["too_few_turns_runs"] == (1 if min_turns == 2 else 0)
+        assert figures["after"]["trajectories_by_turns"] == ({} if min_turns == 2 else {"1": 1})
+
+
+def test_an_edit_of_a_reply_s_second_block_lands_in_that_block():
+    """Two blocks of one text: the human edits the second; the first ran as proposed."""
+    events: list = []
+    run = RLMRun(
+        RLMConfig(backend="replay"),
+        question="q",
+        context_meta=context_metadata("abc"),
+        model="m",
+        sub_model="m",
+        emit=events.append,
+        run_id="r1",
+        started=0.0,
+    )
+    run.start()
+    twice = "Twice:\n```repl\nprint(1)\n```\nAgain:\n```repl\nprint(1)\n```"
+    run.receive_reply(Completion(text=twice, model="m"))
+    run.receive_execution(ExecResult("1\n"), answer_ready=False)
+    run.human_edit(2, "print(1)\n", "print(2)")
+    run.receive_execution(ExecResult("2\n"), answer_ready=False)
+    run.receive_reply(Completion(text="FINAL(2)", model="m"))
+    (conv,) = conversations(events)
+    first, _ = samples(conv)
+    assert (
+        first["messages"][-1]["content"] == "Twice:\n```repl\nprint(1)\n```\nAgain:\n```repl\nprint(2)\n```"
+    )
+    assert first["rejected"] == [{"role": "assistant", "content": twice}]
+    check_samples(events, [first])

