@@ -98,11 +98,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
       caption:
         'Remove the cells an RLM run inserted (the active cell\'s run, else the latest), after a confirmation. ' +
         'Variables are not restored.',
-      isEnabled: () => current() !== null,
+      isEnabled: () => current()?.canUndo ?? false,
       execute: async () => {
         await current()?.undoRun();
       }
     });
+    app.contextMenu.addItem({ command: CommandIDs.undoRun, selector: '.jp-Notebook .jp-Cell', rank: 20 });
     app.commands.addCommand(CommandIDs.hint, {
       label: 'RLM: Send a Hint to the Current Run…',
       isEnabled: duringRun,

@@ -1,7 +1,8 @@
 /**
  * Toolbar items of an RLM Python notebook: mode (auto, confirm-risky, step), regenerate,
- * pause/resume, stop, undo a run, and a one-line status of the panel's active run. Plain DOM
- * buttons with JupyterLab's toolbar classes, so the labels can change as the run does.
+ * pause/resume, stop, and a one-line status of the panel's active run. Plain DOM buttons with
+ * JupyterLab's toolbar classes, so the labels can change as the run does. (Undo a run is a
+ * command, in the palette and the cells' context menu: the toolbar keeps room for the status.)
  */
 
 import { Widget } from '@lumino/widgets';
@@ -65,14 +66,12 @@ export function addToolbarItems(controller: RlmNotebook): void {
   const pause = new ActionButton('pause', () => controller.togglePause());
   const regenerate = new ActionButton('regenerate', () => controller.regenerate());
   const stop = new ActionButton('stop', () => controller.stop());
-  const undo = new ActionButton('undo', () => void controller.undoRun());
   const status = new StatusText();
   const items: Array<[string, Widget]> = [
     ['rlm-mode', mode],
     ['rlm-regenerate', regenerate],
     ['rlm-pause', pause],
     ['rlm-stop', stop],
-    ['rlm-undo', undo],
     ['rlm-status', status]
   ];
   let after = 'cellType';
@@ -113,12 +112,6 @@ export function addToolbarItems(controller: RlmNotebook): void {
       state.paused
     );
     stop.set('Stop', 'Stop the RLM run (cancels sub-calls in flight)', state.enabled);
-    undo.set(
-      'Undo run',
-      'Undo RLM run: remove the cells a run inserted (the active cell\'s run, else the latest), after you confirm. ' +
-        'Variables are not restored.',
-      state.visible && controller.canUndo
-    );
     if (active === null) {
       status.set('RLM: idle', 'No RLM run in progress in this notebook');
     } else {

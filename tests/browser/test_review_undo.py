@@ -200,9 +200,11 @@ def test_undo_removes_the_cells_a_run_inserted(page: Any, lab: Any, lm_server: S
         }"""
     )
     wait_until(page, lambda: cells(page), lambda cs: len(cs) == 6, "the human's cell")
-    undo = page.locator(f"{PANEL} [data-rlm-control='undo'] button")
-    assert undo.is_enabled() and "Variables are not restored" in undo.get_attribute("title")
-    undo.click()
+    enabled = "() => window.jupyterapp.commands.isEnabled('rlm-kernel:undo-run')"
+    assert page.evaluate(enabled)
+    # From a cell's context menu.
+    page.locator(f"{PANEL} .jp-Cell").nth(5).click(button="right")
+    page.locator(".lm-Menu-itemLabel", has_text="Undo RLM run").click()
     dialog = wait_until(page, lambda: page.evaluate(DIALOG), bool, "the confirmation dialog")
     assert dialog["title"] == "Undo RLM run"
     assert "3 cells" in dialog["body"] and "Variables are not restored" in dialog["body"], dialog
@@ -224,5 +226,5 @@ def test_undo_removes_the_cells_a_run_inserted(page: Any, lab: Any, lm_server: S
     run_cell(page, 2)
     wait_until(page, lambda: cells(page)[2]["output"], lambda o: o.strip() == "still 6", "the run's n, kept")
     # Nothing is left to undo.
-    wait_until(page, lambda: undo.is_enabled(), lambda enabled: not enabled, "Undo disabled")
+    wait_until(page, lambda: page.evaluate(enabled), lambda on: not on, "Undo disabled")
     shoot(page, "undo-run.png")

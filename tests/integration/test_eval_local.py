@@ -38,6 +38,6 @@ def test_a_small_sweep_with_the_bundled_model(tmp_path: Path) -> None:
             assert row.root_input_tokens > 0 and row.iterations >= 1 and Path(row.trajectory).exists()
         elif length > 8192:  # past the 8,192-token window: the provider's refusal, scored 0
             assert row.score == 0.0 and row.answer is None and row.root_input_tokens == 0
-            assert "OpenAI error (HTTP 400)" in row.error and "context" in row.error
+            assert "local model (llama.cpp) error (HTTP 400)" in row.error and "context" in row.error
         else:
             assert row.error is None and row.answer and row.root_input_tokens > 1000
