@@ -28,6 +28,9 @@ __all__ = [
     "DeprecatedName",
     "setting_help",
     "setting_env",
+    "setting_kind",
+    "setting_choices",
+    "setting_type",
     "normalize",
     "add_arguments",
 ]
