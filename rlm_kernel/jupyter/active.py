@@ -8,8 +8,6 @@ magics make their own.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Protocol
 
 from IPython.core.error import UsageError
@@ -30,22 +28,18 @@ class ActiveRun:
     def __init__(self) -> None:
         self.run: Active | None = None
 
-    def claim(self, run: Active) -> None:
+    def check_free(self) -> None:
+        """A one-line error while a run is in progress (before a new one opens its trajectory)."""
         if self.run is not None:
             raise UsageError("An RLM run is active in this notebook: finish it, or %rlm stop, first.")
+
+    def claim(self, run: Active) -> None:
+        self.check_free()
         self.run = run
 
     def release(self, run: Active) -> None:
         if self.run is run:
             self.run = None
-
-    @contextmanager
-    def holding(self, run: Active) -> Iterator[Active]:
-        self.claim(run)
-        try:
-            yield run
-        finally:
-            self.release(run)
 
     def stop(self) -> bool:
         """Stop the run in progress; False when there is none."""

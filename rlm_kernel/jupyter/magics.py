@@ -259,7 +259,8 @@ class RLMMagics(Magics):
         return found
 
     def make_rlm(self, opts: argparse.Namespace | None = None) -> tuple[RLM, dict[str, Any]]:
-        s = {x.name: x.value for x in self.settings(opts)}
+        found = self.settings(opts)
+        s = {x.name: x.value for x in found}
         run = {name: None if s[name] == "" else s[name] for name in RUN_SETTINGS}
         if run["executor"] == "local":
             run["executor_kwargs"] = {}
@@ -272,7 +273,7 @@ class RLMMagics(Magics):
             ) from None
         except RLMError as exc:
             raise UsageError(str(exc)) from None
-        if any(x.name == "backend" and x.source == NO_KEY for x in self.settings(opts)):
+        if any(x.name == "backend" and x.source == NO_KEY for x in found):
             keys = " or ".join(b.key_var for b in BACKENDS.values() if b.key_var)
             model = run["model_name"] or BACKENDS["local"].default_model
             print(f"No API key found ({keys}): using the bundled model, {model}, on this machine.")
@@ -402,8 +403,9 @@ class RLMMagics(Magics):
             print("Stopped the active run.")
 
     def _print_config(self) -> None:
-        rows = [(s.name, repr(s.value), s.source) for s in self.settings()]
-        backend = next(s.value for s in self.settings() if s.name == "backend")
+        found = self.settings()
+        rows = [(s.name, repr(s.value), s.source) for s in found]
+        backend = next(s.value for s in found if s.name == "backend")
         declared = backend_of(backend)
         for var in filter(None, (declared.key_var, declared.base_url_var)):
             shown = "set" if os.environ.get(var) else "not set"

@@ -167,8 +167,7 @@ class NotebookMode:
 
     # -- runs --------------------------------------------------------------------------------------
     def start(self, job: Any, origin_cell: str | None) -> NotebookRun:
-        if self.runs.run is not None:  # before the run opens its trajectory
-            self.runs.claim(self.runs.run)
+        self.runs.check_free()  # before the run opens its trajectory
         run = NotebookRun(self, job, origin_cell, asyncio.get_running_loop())
         self.runs.claim(run)
         try:
