@@ -1,7 +1,9 @@
 """The runtime: one asyncio loop on a thread, the step watchdog, and the sub-call pools on that loop.
 
-Every wait in rlm_kernel is on a future, an event or a condition that the work signals when it ends,
-or on a deadline; nothing wakes on a timer to look again. A :class:`Runtime` is a context manager:
+A run's waits (sub-calls, steps, stops) are on a future, an event or a condition that the work
+signals when it ends, or on a deadline, not on a timer that looks again. Three waits still look
+again, each where nothing signals: whether a gateway's remote kernel lives, llama.cpp's readiness at
+start-up, and the sandboxed kernel's own memory watch. A :class:`Runtime` is a context manager:
 closing it cancels its pools' calls, stops its loop and joins its thread. :func:`default_runtime`
 is the process's shared one, created on first use; ``RLM(runtime=...)`` takes another, so an
 embedding application can own (and close) the thread its runs use.

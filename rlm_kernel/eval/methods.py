@@ -81,8 +81,8 @@ class Settings:
     def public(self) -> dict[str, Any]:
         """The settings for a results file: no keys, tools by name."""
         out = self.rlm.public()
-        out["tools"] = list(out["tools"])
-        out["sub_tools"] = [s.split("(")[0] for s in out["sub_tools"]]
+        out["tools"] = list(self.rlm.tools)
+        out["sub_tools"] = [tool.name for tool in self.rlm.sub_tools]
         return {**out, "base_max_tokens": self.base_max_tokens}
 
     def tips_for(self, method: str) -> str:
@@ -90,8 +90,8 @@ class Settings:
         return tips_digest(self.rlm.tips) if split_method(method)[1] else ""
 
     def with_(self, **changes: Any) -> Settings:
-        own = {k: changes.pop(k) for k in ("base_max_tokens",) if k in changes}
-        return Settings(self.rlm, base_max_tokens=own.get("base_max_tokens", self.base_max_tokens), **changes)
+        base_max_tokens = changes.pop("base_max_tokens", self.base_max_tokens)
+        return Settings(self.rlm, base_max_tokens=base_max_tokens, **changes)
 
 
 @dataclass
