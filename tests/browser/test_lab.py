@@ -339,8 +339,11 @@ def test_stop_while_the_root_is_thinking(page: Any, lab: Any, lm_server: Scripte
     )
     start_run_to_stop(page, lab, "stop-root.ipynb")
     wait_until(page, lambda: roots(lm_server), lambda r: len(r) == 2, "the root's second turn in flight")
-    view = wait_until(
-        page, lambda: cells(page), lambda cs: len(cs) == 4 and cs[2]["status"] == "done", "step 1 done"
+    view = wait_until(  # done, and its output shown: the stream can land just after the count
+        page,
+        lambda: cells(page),
+        lambda cs: len(cs) == 4 and cs[2]["status"] == "done" and cs[2]["output"].strip(),
+        "step 1 done, with its output",
     )
     assert view[2]["output"].strip() == str(["a summary"] * 4)
     view = press_and_wait_for_the_end(page, STOP)
