@@ -118,6 +118,14 @@ class RLMConfig:
     tips: str | None = _setting(None, "A hint about how to work, appended to the root's prompt")
     max_tool_rounds: int = _setting(8, "Rounds of tool calls one sub-call may make before it must answer")
     verify: bool = _setting(False, "Also ask the sub-model whether what the code printed supports the answer")
+    compaction: bool | None = _setting(
+        None,
+        "Summarise the root's older turns when its conversation nears the model's window; empty: on for "
+        "windows up to 32K tokens",
+    )
+    compaction_threshold: float = _setting(
+        0.75, "The share of the root's window its conversation may fill before it is compacted"
+    )
     # Functions for the root's code ({"name": fn}, or a list named by __name__), and functions only
     # sub-calls' models may call. Normalized to Tool records (rlm_kernel.tools).
     tools: Any = _setting(help="Functions the root's code may call", kind="functions", factory=dict)
@@ -173,6 +181,11 @@ class RLMConfig:
             and not Path(self.log_dir).is_dir()
         ):
             raise ConfigError(f"log_dir {str(self.log_dir)!r} is a file: give a folder for the trajectories.")
+        if not 0.1 <= self.compaction_threshold <= 0.95:
+            raise ConfigError(
+                "compaction_threshold is a share of the window, from 0.1 to 0.95; "
+                f"got {self.compaction_threshold}."
+            )
         if self.max_reply_tokens is not None and self.max_reply_tokens < 16:
             raise ConfigError(f"max_reply_tokens must be at least 16, got {self.max_reply_tokens}.")
 
@@ -195,6 +208,12 @@ class RLMConfig:
         """Stop sequences for root replies: the small profile's models stop after a code block,
         where they otherwise go on to write more code or an invented output."""
         return ("\n```\n",) if self.profile == "small" else ()
+
+    def compacts(self, window: int | None) -> bool:
+        """Whether the root's history is compacted near a window of ``window`` tokens (None: unknown)."""
+        if window is None:
+            return False
+        return self.compaction if self.compaction is not None else window <= 32_768
 
     @property
     def can_recurse(self) -> bool:

@@ -29,7 +29,7 @@ from typing import Any
 
 from .budget import Budget
 from .config import RLMConfig
-from .engine import Action, AskRoot, Execute, Finish, ResolveFinal, RLMRun, Verify
+from .engine import LM_CALLS, Action, AskRoot, Compact, Execute, Finish, ResolveFinal, RLMRun, Verify
 from .errors import RLMError, RunCancelled, one_line
 from .events import EventBus, RootToken
 from .executors.base import Executor, StepOutcome
@@ -176,6 +176,7 @@ def prepare(
         started=time.perf_counter(),
         redact=tree.redactor.text,
         branch=branch,
+        window=lm.context_window,
     )
     subcalls = Subcalls(
         pool=tree.pool,
@@ -279,10 +280,23 @@ async def verify(parts: RunParts, action: Verify) -> str:
         raise budget.exceeded() or RunCancelled("max_timeout reached", stop="budget") from None
 
 
-async def call_lm(parts: RunParts, action: AskRoot | Verify) -> Completion | str:
-    """The LM call the loop waits on: the root's reply, or the sub-model's verdict."""
+async def summarise(parts: RunParts, action: Compact) -> str:
+    """The root model's notes on its older turns: a sub-call of the run, within ``max_timeout``."""
+    budget = parts.tree.budget
+    try:
+        return await asyncio.wait_for(
+            parts.subcalls.summary(action.prompt, parts.lm, action.max_tokens), budget.time_left()
+        )
+    except asyncio.TimeoutError:
+        raise budget.exceeded() or RunCancelled("max_timeout reached", stop="budget") from None
+
+
+async def call_lm(parts: RunParts, action: AskRoot | Verify | Compact) -> Completion | str:
+    """The LM call the loop waits on: the root's reply, the sub-model's verdict, or the root's notes."""
     if isinstance(action, Verify):
         return await verify(parts, action)
+    if isinstance(action, Compact):
+        return await summarise(parts, action)
     return await ask_root(parts, action)
 
 
@@ -310,7 +324,7 @@ class Blocking:
     call: Callable[[], Any]
 
 
-Wait = AskRoot | Verify | Execute | Blocking
+Wait = AskRoot | Verify | Compact | Execute | Blocking
 
 
 class Loop:
@@ -405,6 +419,10 @@ class Loop:
                     verdict = yield action
                     self._boundary()
                     action = run.receive_verdict(verdict)
+                elif isinstance(action, Compact):
+                    summary = yield action
+                    self._boundary()
+                    action = run.receive_summary(summary)
                 elif isinstance(action, Execute):
                     parts.subcalls.step, parts.subcalls.replaying = action.step, action.replay
                     ran: Ran | Regenerate = yield action
@@ -449,7 +467,7 @@ def drive(parts: RunParts) -> Finish:
     wait = loop.start()
     while not isinstance(wait, Finish):
         try:
-            if isinstance(wait, (AskRoot, Verify)):
+            if isinstance(wait, LM_CALLS):
                 value: Any = parts.tree.pool.run(call_lm(parts, wait))
             elif isinstance(wait, Blocking):
                 value = wait.call()
@@ -489,7 +507,7 @@ async def adrive(parts: RunParts, approve: Approve | None = None) -> Finish:
     step: asyncio.Future[StepOutcome] | None = None
     while not isinstance(wait, Finish):
         try:
-            if isinstance(wait, (AskRoot, Verify)):
+            if isinstance(wait, LM_CALLS):
                 future = asyncio.wrap_future(tree.pool.submit(call_lm(parts, wait), bounded=False))
                 value: Any = await future
             elif isinstance(wait, Blocking):

@@ -7,6 +7,7 @@ observation back, which returns the next action:
 
     action                    driver does                  then calls
     AskRoot(messages)         call the root LM             receive_reply(completion)
+    Compact(prompt)           summarise older turns        receive_summary(text)
     Execute(step, code)       run code in the REPL         receive_execution(result, answer)
     ResolveFinal(directive)   read a variable for FINAL    receive_final(content, problem)
     Verify(prompt)            ask the sub-model            receive_verdict(reply)
@@ -41,12 +42,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from . import grounding, prompts
+from . import compaction, grounding, prompts
 from .config import RLMConfig
 from .errors import RLMError
 from .events import (
     AnswerDoubted,
     AnswerSet,
+    Compacted,
     Event,
     Hint,
     HumanEdit,
@@ -64,6 +66,7 @@ from .lm.base import Completion, Message
 from .protocol import FinalDirective, code_blocks, find_final, resolve_final, unclosed_final
 from .repl import cut_note, truncate
 from .rewind import Branch, ReplayedStep
+from .subcalls import ERROR_PREFIX
 
 TURN_OUTPUT_TIMES = 4  # a turn's whole observation is at most this many times max_output_chars
 REGENERATE_TEMPERATURE = 0.8  # a regenerated proposal's: another proposal, even from a greedy model
@@ -75,6 +78,7 @@ __all__ = [
     "Execute",
     "ResolveFinal",
     "Verify",
+    "Compact",
     "Finish",
     "Action",
     "TRANSITIONS",
@@ -89,6 +93,7 @@ class State(str, enum.Enum):
     EXECUTING = "executing"
     RESOLVING = "resolving"
     VERIFYING = "verifying"
+    COMPACTING = "compacting"
     DONE = "done"
     ERROR = "error"
 
@@ -96,23 +101,24 @@ class State(str, enum.Enum):
         return self.value
 
 
-NEW, ASKING, EXECUTING, RESOLVING, VERIFYING, DONE, ERROR = State
-_RUNNING = frozenset({NEW, ASKING, EXECUTING, RESOLVING, VERIFYING})
+NEW, ASKING, EXECUTING, RESOLVING, VERIFYING, COMPACTING, DONE, ERROR = State
+_RUNNING = frozenset({NEW, ASKING, EXECUTING, RESOLVING, VERIFYING, COMPACTING})
 
 # call -> the states it may be made in. The state after it is the action it returns:
 # AskRoot -> asking, Execute -> executing, ResolveFinal -> resolving, Verify -> verifying,
-# Finish -> done.
+# Compact -> compacting, Finish -> done.
 TRANSITIONS: dict[str, frozenset[State]] = {
     "start": frozenset({NEW}),
     "receive_reply": frozenset({ASKING}),
     "receive_execution": frozenset({EXECUTING}),
     "receive_final": frozenset({RESOLVING}),
     "receive_verdict": frozenset({VERIFYING}),
+    "receive_summary": frozenset({COMPACTING}),
     "hint": _RUNNING,
     "human_step": _RUNNING,
     "human_edit": frozenset({EXECUTING}),
     "regenerate": frozenset({EXECUTING}),
-    "human_answer": frozenset({ASKING, EXECUTING, RESOLVING, VERIFYING, DONE}),
+    "human_answer": frozenset({ASKING, EXECUTING, RESOLVING, VERIFYING, COMPACTING, DONE}),
     "abort": _RUNNING | {ERROR, DONE},
 }
 _T = TypeVar("_T")
@@ -154,13 +160,23 @@ class Verify:
 
 
 @dataclass(frozen=True)
+class Compact:
+    """Summarise the root's older turns (``compaction``): a call on the root's model, recorded as a
+    sub-call of the run. The reply, or ``subcalls.ERROR_PREFIX`` and why it failed, goes back."""
+
+    prompt: str
+    max_tokens: int = compaction.SUMMARY_TOKENS
+
+
+@dataclass(frozen=True)
 class Finish:
     response: str | None
     error: str | None = None
     stop: str = "answer"  # answer, max_iterations, empty, user, interrupt, budget, error
 
 
-Action = AskRoot | Execute | ResolveFinal | Verify | Finish
+Action = AskRoot | Execute | ResolveFinal | Verify | Compact | Finish
+LM_CALLS = (AskRoot, Verify, Compact)  # the actions a driver answers with an LM's reply
 
 
 @dataclass
@@ -220,6 +236,7 @@ class RLMRun:
         parent_call_id: str | None = None,
         redact: Callable[[str], str] = str,
         branch: Branch | None = None,
+        window: int | None = None,
     ) -> None:
         self.config = config
         self.branch = branch  # a rewind: the recorded run this one continues, and from where
@@ -233,6 +250,7 @@ class RLMRun:
         self.parent_call_id = parent_call_id
         self.redact = redact  # what code printed, before the root or any event sees it
         self.depth = config.depth
+        self.window = window  # the root model's, in tokens: what compaction keeps the conversation under
         self.state: State = NEW
         self.messages: list[Message] = []
         self.turns = 0  # root requests made
@@ -262,6 +280,13 @@ class RLMRun:
         self._judging: _Answer | None = None  # the answer the sub-model is asked about
         self._sent_back = False  # an answer is sent back at most once a run
         self._open_doubt: str | None = None  # why the answer was sent back, until another is given
+        self._fixed = 0  # the conversation's fixed start: system prompt, worked example, first request
+        self._opening = ""  # the first request as it was, before any compaction's note
+        self._counted = (0, 0)  # (tokens, messages): the provider's count of the last request and reply
+        self._summarised = 0  # the last turn whose reply a compaction replaced
+        self._compacting: tuple[str, bool, int, int, int] | None = None  # the ask it holds, and its span
+        self._summary: str | None = None
+        self._names: list[str] = []
 
     # -- helpers ---------------------------------------------------------------------
     def _ids(self) -> dict[str, Any]:
@@ -275,7 +300,9 @@ class RLMRun:
                 f"{' or '.join(s.value for s in STATES if s in allowed)}"
             )
 
-    def _ask(self, content: str, *, final_turn: bool = False) -> AskRoot:
+    def _ask(self, content: str, *, final_turn: bool = False, compact: bool = True) -> AskRoot | Compact:
+        if compact and (action := self._compaction(content, final_turn)) is not None:
+            return action
         self.messages.append({"role": "user", "content": content})
         self.state = ASKING
         self.turns += 1
@@ -307,7 +334,7 @@ class RLMRun:
             closing=first[1] if first else None,
         )
 
-    def _next_turn(self, content: str) -> AskRoot:
+    def _next_turn(self, content: str) -> AskRoot | Compact:
         """Ask again, or, past the iteration limit, ask once for the answer in plain words."""
         if self.turns >= self.config.max_iterations:
             return self._ask(
@@ -433,6 +460,7 @@ class RLMRun:
             tips=self.config.tips,
         )
         self._started(opening[:-1])
+        self._fixed, self._opening = len(opening), opening[-1]["content"]
         return self._ask(opening[-1]["content"])
 
     def _started(self, prefix: list[Message], **branch: Any) -> None:
@@ -468,6 +496,9 @@ class RLMRun:
             branched_at=branch.step,
         )
         self._replays = list(branch.steps)
+        self._fixed, self._opening = branch.fixed, branch.opening
+        if (done := branch.compacted) is not None:
+            self._summary, self._names, self._summarised = done.summary, list(done.names), done.last_turn
         return self._replay_next()
 
     def _replay_next(self) -> Action:
@@ -525,6 +556,8 @@ class RLMRun:
                 text += closing  # the stop sequence that ended the reply closes the call it began
         self.iterations += 1
         self.messages.append({"role": "assistant", "content": text})
+        if completion.input_tokens:  # the provider's count: what compaction measures the conversation by
+            self._counted = (completion.input_tokens + completion.output_tokens, len(self.messages))
         self.emit(
             RootReply(
                 **self._ids(),
@@ -587,7 +620,7 @@ class RLMRun:
             pending.notes.append("Your FINAL was ignored because the code before it failed.")
         return self._observe()
 
-    def _observe(self) -> AskRoot:
+    def _observe(self) -> AskRoot | Compact:
         pending = self._pending
         assert pending is not None
         self._pending = None
@@ -603,6 +636,8 @@ class RLMRun:
         )
         self._hints, self._edits, self._human_steps = [], [], []
         limit = TURN_OUTPUT_TIMES * self.config.max_output_chars
+        if self.window is not None:  # and a third of the root's window: no one turn can fill it
+            limit = min(limit, max(self.window * compaction.CHARS_PER_TOKEN // 3, 2_000))
         if len(text) > limit:  # many blocks in one reply: each step's cut alone does not bound the turn
             full = len(text)
             text, cut = truncate(text, limit)
@@ -699,6 +734,71 @@ class RLMRun:
         self._pending.notes.append(problem or "Your FINAL could not be read.")
         self._pending.directive = None
         return self._observe()
+
+    # -- compaction ------------------------------------------------------------------
+    def _compaction(self, content: str, final_turn: bool) -> Compact | None:
+        """A ``Compact`` when the conversation, with the request ``content``, would fill more than
+        ``compaction_threshold`` of the root's window (its reply's room included)."""
+        config, window = self.config, self.window
+        if not self._fixed or window is None or not config.compacts(window):
+            return None
+        asked = [*self.messages, {"role": "user", "content": content}]
+        tokens = compaction.tokens_of(asked, self._counted)  # type: ignore[arg-type]
+        room = min(config.reply_tokens, window // 4)  # for the reply: most are far shorter than the limit
+        if tokens + room <= config.compaction_threshold * window:
+            return None
+        older = self.messages[self._fixed : -1]  # the latest reply stays, and what it printed
+        if len(older) < 2:  # no earlier turn to summarise: the request goes as it is
+            return None
+        first, last = self._summarised + 1, self.turns - 1
+        room = (window - compaction.SUMMARY_TOKENS) * compaction.CHARS_PER_TOKEN * 4 // 5
+        prompt = compaction.request(
+            older, question=self.question, first=first, last=last, earlier=self._summary, room=room
+        )
+        self._compacting = (content, final_turn, first, last, tokens)
+        self.state = COMPACTING
+        return Compact(prompt)
+
+    @_transition
+    def receive_summary(self, reply: str) -> AskRoot | Compact:
+        """The root's notes on its older turns take their place; then the request that waited goes."""
+        assert self._compacting is not None and self.window is not None
+        content, final_turn, first, last, tokens = self._compacting
+        self._compacting = None
+        older = self.messages[self._fixed : -1]
+        summary = reply.strip()
+        if not summary or summary.startswith(ERROR_PREFIX):
+            why = summary[len(ERROR_PREFIX) :].strip() if summary else "the reply was empty"
+            self._warn(
+                "compaction_failed",
+                f"The summary of root turns {first} to {last} failed ({why}); their code stands in for it.",
+            )
+            summary = compaction.fallback(older)
+        names = list(dict.fromkeys([*self._names, *compaction.names_made(older)]))
+        note = compaction.note(summary, names, first=1, last=last)
+        kept = self.messages[-1]
+        self.messages = [
+            *self.messages[: self._fixed - 1],
+            {"role": "user", "content": f"{self._opening}\n\n{note}"},
+            kept,
+        ]
+        self._summary, self._names, self._summarised = summary, names, last
+        self._counted = (0, 0)
+        self._chars = sum(len(m["content"]) for m in self.messages)
+        self.emit(
+            Compacted(
+                **self._ids(),
+                turn=self.turns + 1,
+                first_turn=first,
+                last_turn=last,
+                tokens=tokens,
+                window=self.window,
+                summary=summary,
+                names=names,
+                messages=[dict(m) for m in self.messages],
+            )
+        )
+        return self._ask(content, final_turn=final_turn, compact=False)
 
     @_transition
     def hint(self, text: str) -> None:

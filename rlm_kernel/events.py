@@ -22,6 +22,7 @@ __all__ = [
     "RootToken",
     "RootReply",
     "ProposalRejected",
+    "Compacted",
     "StepStarted",
     "StepFinished",
     "SubcallStarted",
@@ -222,6 +223,24 @@ class Hint(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Compacted(Event):
+    """The root's older turns were replaced by its notes on them, to fit its window
+    (``compaction``). ``messages`` is the conversation from then on, before the next request (whose
+    ``root_request`` follows): with the later requests and replies it rebuilds what the root saw.
+    The summary's own call is a sub-call of the run, with its tokens."""
+
+    kind: ClassVar[str] = "compacted"
+    turn: int  # the request about to be made
+    first_turn: int  # the turns summarised
+    last_turn: int
+    tokens: int  # the conversation with that request, before: the provider's count plus an estimate
+    window: int
+    summary: str
+    names: list[str] = field(default_factory=list)  # the variables those turns made, by their code
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunWarning(Event):
     """Something a reader of the result should know that did not stop the run: an answer given
     without running code, an answer set by a step that raised, an answer what the code printed
@@ -237,6 +256,7 @@ class RunWarning(Event):
         "reply_cut",
         "replay_diverged",
         "hint_unused",
+        "compaction_failed",
     ]
     text: str
 
@@ -260,6 +280,7 @@ _KINDS: dict[str, type[Event]] = {
         RootToken,
         RootReply,
         ProposalRejected,
+        Compacted,
         StepStarted,
         StepFinished,
         SubcallStarted,

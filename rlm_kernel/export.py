@@ -43,6 +43,7 @@ from typing import Any
 
 from .events import (
     AnswerSet,
+    Compacted,
     Event,
     HumanEdit,
     ProposalRejected,
@@ -83,6 +84,8 @@ class Turn:
     rejected: list[str] = field(default_factory=list)  # replies the human turned down for this one
     superseded_by: str | None = None  # the branch a human continued from this turn instead
     repairs: list[str] = field(default_factory=list)  # template mistakes fixed in the target (repair.py)
+    # The conversation before this turn's request, where a compaction replaced the older turns by notes.
+    history: list[dict[str, Any]] | None = None
 
 
 @dataclass
@@ -194,6 +197,7 @@ def _conversation(events: list[Event]) -> Conversation:
     proposed: dict[int, list[int]] = {}  # by id(turn): the root steps its reply proposed, in order
     edits: dict[int, list[tuple[int, str, str]]] = {}  # by id(turn): (block, proposed, executed)
     executed: dict[int, str] = {}  # a human's edit of a step, until the step finishes
+    compacted: list[dict[str, Any]] | None = None  # what the next turn's history is, after a compaction
     for event in events[1:]:
         if isinstance(event, RootRequest):
             if asked is None and not conv.turns:  # the run's first request
@@ -206,11 +210,15 @@ def _conversation(events: list[Event]) -> Conversation:
             proposer = {}
         elif isinstance(event, RootReply):
             turn = Turn(asked or "", event.text, event.text, number=event.turn, rejected=set_aside)
+            turn.history, compacted = compacted, None
             conv.turns.append(turn)
             asked, set_aside = None, []
+        elif isinstance(event, Compacted):
+            compacted = [dict(m) for m in event.messages]
         elif isinstance(event, ProposalRejected) and conv.turns:
             # The turn is asked again, with what came while its step waited: the next reply answers it.
             turn = conv.turns.pop()
+            compacted = turn.history  # the request asked again follows the same history
             asked = f"{turn.user}\n\n{event.added}" if event.added else turn.user
             set_aside = [*turn.rejected, turn.reply]
             proposer = {step: t for step, t in proposer.items() if t is not turn}
@@ -282,6 +290,8 @@ def samples(conversation: Conversation, max_chars: int | None = None) -> Iterato
     """One sample per root turn that ran; the history holds the corrected replies of earlier turns."""
     history = [{"role": m["role"], "content": m["content"]} for m in conversation.prefix]
     for turn in conversation.turns:
+        if turn.history is not None:  # the root saw its notes in place of the turns before
+            history = [{"role": m["role"], "content": m["content"]} for m in turn.history]
         history.append({"role": "user", "content": turn.user})
         target = {"role": "assistant", "content": turn.target}
         messages = [*history, target]

@@ -18,6 +18,7 @@ from typing import Any
 
 from .errors import ConfigError
 from .events import (
+    Compacted,
     Event,
     Hint,
     HumanEdit,
@@ -76,6 +77,9 @@ class Branch:
     late_human_steps: int  # the last this many ``steps`` ran after the request: told to the root next turn
     hints: list[str]  # given after the request, for the root's next turn as in the recorded run
     replies: dict[tuple[int, str], list[str]] = field(repr=False)
+    fixed: int = 0  # the conversation's fixed start: the recorded prompt and the first request
+    opening: str = ""  # that first request, as it was asked
+    compacted: Compacted | None = None  # the last compaction before the request, which the branch keeps
 
     def recorded(self) -> RecordedReplies:
         return RecordedReplies(self.replies)
@@ -117,13 +121,17 @@ def branch_at(events: Iterable[Event], step: int, run_id: str | None = None) -> 
     turn = iterations = 0
     final_turn = False
     request_at = 0
+    opening, compacted = None, None
     for i, event in enumerate(own[:reply_at]):
         if isinstance(event, RootRequest):
+            opening = event.content if opening is None else opening
             messages.append({"role": "user", "content": event.content})
             turn, final_turn, request_at = event.turn, event.final_turn, i
         elif isinstance(event, RootReply):
             messages.append({"role": "assistant", "content": event.text})
             iterations += 1
+        elif isinstance(event, Compacted):  # the root saw its notes in place of the older turns
+            messages, compacted = [dict(m) for m in event.messages], event
         elif isinstance(event, ProposalRejected) and messages[-1]["role"] == "assistant":
             messages.pop()
             if event.added:  # what came while the step waited went into the request asked again
@@ -156,6 +164,9 @@ def branch_at(events: Iterable[Event], step: int, run_id: str | None = None) -> 
         late_human_steps=late,
         hints=hints,
         replies=_replies(own[:reply_at]),
+        fixed=len(started.prompt) + 1,
+        opening=opening or "",
+        compacted=compacted,
     )
 
 

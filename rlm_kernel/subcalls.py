@@ -449,6 +449,11 @@ class Subcalls:
         reply = await self._call(prompt, self.lm_for(None), None, 1, max_tokens, tools=False)
         return "" if reply.startswith(ERROR_PREFIX) else reply
 
+    async def summary(self, prompt: str, lm: LMClient, max_tokens: int) -> str:
+        """The root model's notes for a compaction of its history: one call of this run, recorded and
+        charged like ``llm_query``'s; ``ERROR_PREFIX`` and why, when it failed."""
+        return await self._call(prompt, lm, None, 1, max_tokens, tools=False)
+
     def rlm_query(self, prompt: str, context: Any = None) -> str:
         """Hand a sub-task to a child run with its own REPL (a plain llm_query at max depth)."""
         return self.rlm_query_batched([prompt], None if context is None else [context])[0]

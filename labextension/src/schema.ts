@@ -68,6 +68,18 @@ export interface ProposalRejectedEvent extends EventBase {
   sampling: Record<string, unknown> | null;
 }
 
+export interface CompactedEvent extends EventBase {
+  kind: 'compacted';
+  turn: number;
+  first_turn: number;
+  last_turn: number;
+  tokens: number;
+  window: number;
+  summary: string;
+  names: unknown[];
+  messages: unknown[];
+}
+
 export interface StepStartedEvent extends EventBase {
   kind: 'step_started';
   step: number;
@@ -158,7 +170,7 @@ export interface HintEvent extends EventBase {
 
 export interface WarningEvent extends EventBase {
   kind: 'warning';
-  code: 'no_code' | 'unseen' | 'after_error' | 'unsupported' | 'repetition' | 'reply_cut' | 'replay_diverged' | 'hint_unused';
+  code: 'no_code' | 'unseen' | 'after_error' | 'unsupported' | 'repetition' | 'reply_cut' | 'replay_diverged' | 'hint_unused' | 'compaction_failed';
   text: string;
 }
 
@@ -176,6 +188,7 @@ export type RLMEvent =
   | RootRequestEvent
   | RootReplyEvent
   | ProposalRejectedEvent
+  | CompactedEvent
   | StepStartedEvent
   | StepFinishedEvent
   | SubcallStartedEvent
@@ -374,6 +387,16 @@ export const EVENT_FIELDS: Record<EventKind, Record<string, FieldSpec>> = {
     added: {"types": ["string"], "default": ""},
     sampling: {"types": ["object", "null"], "default": null}
   },
+  compacted: {
+    turn: {"types": ["number"]},
+    first_turn: {"types": ["number"]},
+    last_turn: {"types": ["number"]},
+    tokens: {"types": ["number"]},
+    window: {"types": ["number"]},
+    summary: {"types": ["string"]},
+    names: {"types": ["array"], "default": []},
+    messages: {"types": ["array"], "default": []}
+  },
   step_started: {
     step: {"types": ["number"]},
     code: {"types": ["string"]},
@@ -445,7 +468,7 @@ export const EVENT_FIELDS: Record<EventKind, Record<string, FieldSpec>> = {
     text: {"types": ["string"]}
   },
   warning: {
-    code: {"types": ["string"], "values": ["no_code", "unseen", "after_error", "unsupported", "repetition", "reply_cut", "replay_diverged", "hint_unused"]},
+    code: {"types": ["string"], "values": ["no_code", "unseen", "after_error", "unsupported", "repetition", "reply_cut", "replay_diverged", "hint_unused", "compaction_failed"]},
     text: {"types": ["string"]}
   },
   run_ended: {

@@ -73,7 +73,7 @@ def _trait(name: str) -> TraitType:
         return Enum(list(choices), default, allow_none=optional, help=help).tag(config=True)
     kind = setting_type(name)
     if kind is bool:
-        return Bool(default, help=help).tag(config=True)
+        return Bool(default, allow_none=optional, help=help).tag(config=True)
     trait_type = {int: Int, float: Float}.get(kind, Unicode)
     return trait_type(default, allow_none=optional, help=help).tag(config=True)
 

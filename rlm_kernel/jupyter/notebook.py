@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from ..driver import Loop, Ran, Regenerate, Wait, call_lm
-from ..engine import AskRoot, Execute, Finish, Verify
+from ..engine import LM_CALLS, AskRoot, Compact, Execute, Finish, Verify
 from ..errors import RLMError, RunCancelled
 from ..events import Event, RootToken
 from ..executors.base import ExecResult
@@ -305,7 +305,7 @@ class NotebookRun:
         if isinstance(wait, Finish):
             self.on(Input.END, wait)
         else:
-            self.on(Input.ASK if isinstance(wait, (AskRoot, Verify)) else Input.STEP, wait)
+            self.on(Input.ASK if isinstance(wait, LM_CALLS) else Input.STEP, wait)
 
     def _replay(self, wait: Wait | Finish) -> Wait | Finish:
         """A branch's inherited steps run here, in the notebook's namespace, before its first
@@ -396,7 +396,7 @@ class NotebookRun:
     def _do_none(self, _: Any) -> None:
         pass
 
-    def _do_ask(self, wait: AskRoot | Verify) -> None:
+    def _do_ask(self, wait: AskRoot | Verify | Compact) -> None:
         future = self.parts.tree.pool.submit(call_lm(self.parts, wait), bounded=False)
         self._root_future = future
         future.add_done_callback(lambda f: self.event_loop.call_soon_threadsafe(self._replied, f))

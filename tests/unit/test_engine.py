@@ -243,6 +243,10 @@ def _call(run: RLMRun, call: str) -> None:
     elif call == "receive_verdict":  # the answer the sub-model was asked about
         run._judging = _Answer("x", "answer", [], retry=True)
         run.receive_verdict(*ARGS[call])
+    elif call == "receive_summary":  # the request the notes were asked before, and what they replace
+        run.window, run._fixed, run._compacting = 4000, 1, ("next", False, 1, 1, 3500)
+        run.messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]
+        run.receive_summary("notes")
     else:
         getattr(run, call)(*ARGS[call])
 
