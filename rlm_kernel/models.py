@@ -15,6 +15,11 @@ Command line::
     python -m rlm_kernel.models fetch [NAME] [--find-links DIR]
     python -m rlm_kernel.models path [NAME]
     python -m rlm_kernel.models list
+    python -m rlm_kernel.models serve [NAME | --model-path P] [--n-ctx N] [--parallel N] [--threads N]
+                                      [--idle-timeout S] [--port P]
+
+``serve`` runs the machine's one server for a model in the foreground (until Ctrl-C); the local
+backend finds it, or starts it by itself when it is not running (:mod:`rlm_kernel.lm.machine_server`).
 """
 
 from __future__ import annotations
@@ -32,9 +37,10 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
-from rlm_kernel.errors import ModelFetchError
+from rlm_kernel.errors import ModelFetchError, RLMError
 
 __all__ = [
     "ModelSpec",
@@ -362,6 +368,58 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", choices=known, help=argparse.SUPPRESS)
 
 
+def _serve_arguments(sub: Any) -> None:
+    p = sub.add_parser(
+        "serve",
+        help="serve a model on this machine for every notebook and worker of yours (foreground)",
+        description="Run the machine's llama.cpp server for a model until Ctrl-C, printing its base URL. "
+        "Processes of yours that use the local backend with the same model and settings share it instead "
+        "of loading the model themselves; without it, the first one starts it in the background and it "
+        "stops after --idle-timeout with nobody using it.",
+    )
+    _model_arguments(p)
+    p.add_argument("--model-path", metavar="P", help="a GGUF file of your own instead of a named model")
+    p.add_argument("--n-ctx", type=int, default=8192, metavar="N", help="context window per request (8192)")
+    p.add_argument("--parallel", type=int, default=1, metavar="N", help="requests served at once (1)")
+    p.add_argument("--threads", type=int, default=None, metavar="N", help="threads (default: physical cores)")
+    p.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="stop after S seconds with no process using it; 0: when the last one leaves "
+        "(default: never in the foreground, 300 s for one started in the background)",
+    )
+    p.add_argument("--port", type=int, default=None, metavar="P", help="llama.cpp's TCP port (a free one)")
+    # A client that starts the server in the background: the socket it bound, and where it is.
+    p.add_argument("--daemon", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--listen-fd", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--socket", default=None, help=argparse.SUPPRESS)
+
+
+def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from rlm_kernel.lm.machine_server import DEFAULT_IDLE_TIMEOUT, ServerKey, serve
+
+    if args.daemon != (args.listen_fd is not None):
+        parser.error("--daemon and --listen-fd go together (a client that starts the server passes both)")
+    if args.model_path and (args.name or args.model):
+        parser.error("name a model or pass --model-path, not both")
+    if args.idle_timeout is not None and args.idle_timeout < 0:
+        parser.error("--idle-timeout: pass 0 or more seconds")
+    idle = args.idle_timeout
+    if idle is None and args.daemon:
+        idle = DEFAULT_IDLE_TIMEOUT
+    try:
+        path = Path(args.model_path) if args.model_path else fetch(args.name or args.model or DEFAULT_MODEL)
+        key = ServerKey.of(path, n_ctx=args.n_ctx, n_parallel=args.parallel, n_threads=args.threads)
+        return serve(
+            key, idle_timeout=idle, port=args.port, listen_fd=args.listen_fd, socket_path=args.socket
+        )
+    except RLMError as exc:  # a model that cannot be fetched or served, a refused folder
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point; returns the exit status."""
     parser = argparse.ArgumentParser(
@@ -378,7 +436,10 @@ def main(argv: list[str] | None = None) -> int:
     p_path = sub.add_parser("path", help="print the cached model's path; exit 1 if it is not fetched")
     _model_arguments(p_path)
     sub.add_parser("list", help="list the known models and whether they are cached")
+    _serve_arguments(sub)
     args = parser.parse_args(argv)
+    if args.command == "serve":
+        return _serve(args, parser)
     if args.command in ("fetch", "path"):
         if args.name and args.model and args.name != args.model:
             parser.error(f"two models named: {args.name} and --model {args.model}; name one")

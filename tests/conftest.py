@@ -16,6 +16,18 @@ if str(TESTS_DIR) not in sys.path:
 from scripted_server import ScriptedServer  # noqa: E402
 
 
+@pytest.fixture(scope="session", autouse=True)
+def local_model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The suite's local model server is its own (not a user's), and stops once the suite's last
+    process lets it go, not minutes after."""
+    folder = tmp_path_factory.mktemp("llama", numbered=False)
+    folder.chmod(0o700)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RLM_LOCAL_SERVER_DIR", str(folder))
+        patch.setenv("RLM_LOCAL_SERVER_IDLE", "0")
+        yield
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked ``sandbox`` (the kernel and gateway executors) skip where bubblewrap cannot make a
     sandbox, with the reason; .ci/run installs it."""

@@ -7,6 +7,7 @@ that client's own prices, before the process-wide table of :mod:`rlm_kernel.usag
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ __all__ = [
 ]
 
 _LOCAL_N_CTX = 8192
+_LOCAL_MACHINE, _LOCAL_PROCESS = "machine", "process"  # the values of $RLM_LOCAL_SERVER
 LOCAL_PROVIDER = "local model (llama.cpp)"  # who answers, in its errors: not OpenAI, whose SDK it speaks
 
 
@@ -107,11 +109,14 @@ def make_lm(backend_name: str, kwargs: dict[str, Any] | None = None, *, model: s
 
 
 def _local(name: str | None, kw: dict[str, Any]) -> LMClient:
-    """llama.cpp's server in-process (xllamacpp), spoken to through the OpenAI SDK. ``model_name`` may
-    name a bundled model (``qwen2.5-coder-1.5b``), fetched on first use; ``model_path`` any GGUF."""
+    """llama.cpp's server (xllamacpp), spoken to through the OpenAI SDK. ``model_name`` may name a
+    bundled model (``qwen2.5-coder-1.5b``), fetched on first use; ``model_path`` any GGUF.
+
+    The server is the machine's one for the model and settings, shared by this user's processes and
+    started by the first (:mod:`.machine_server`); ``RLM_LOCAL_SERVER=process`` runs one in this
+    process instead."""
     from .. import models
     from ..usage import as_prices
-    from .llama_server import shared_server
     from .openai import OpenAILM
 
     model_path = kw.pop("model_path", None)
@@ -127,15 +132,32 @@ def _local(name: str | None, kw: dict[str, Any]) -> LMClient:
         path = models.fetch(name or models.DEFAULT_MODEL)
     n_ctx = int(kw.pop("n_ctx", _LOCAL_N_CTX))
     server_kw = {k: kw.pop(k) for k in ("n_threads", "n_parallel") if k in kw}
-    server = shared_server(path, n_ctx=n_ctx, **server_kw)
+    base_url, api_key = _local_server(path, n_ctx, server_kw)
     name = name or path.stem
     # A local model costs nothing per token: this client's own price, unless the caller gave one.
     kw["prices"] = {name: (0.0, 0.0, 0.0), **as_prices(kw.get("prices"))}
     kw.setdefault("temperature", 0.0)
     kw.setdefault("continues_reply", True)  # llama.cpp continues a trailing assistant message
     # A request may wait long in the server's queue behind others on a small machine; a retry of a
-    # server in this process helps nothing.
+    # server on this machine helps nothing.
     kw.setdefault("timeout", 600.0)
     kw.setdefault("max_retries", 0)
     kw.setdefault("provider", LOCAL_PROVIDER)
-    return OpenAILM(name, base_url=server.base_url, api_key="local", context_window=n_ctx, **kw)
+    return OpenAILM(name, base_url=base_url, api_key=api_key, context_window=n_ctx, **kw)
+
+
+def _local_server(path: Path, n_ctx: int, server_kw: dict[str, Any]) -> tuple[str, str]:
+    """The base URL and API key of the local server, as ``$RLM_LOCAL_SERVER`` asks: the machine's
+    (the default) or this process's own."""
+    from . import llama_server, machine_server
+
+    mode = os.environ.get(machine_server.MODE_VAR, "").strip().lower() or _LOCAL_MACHINE
+    if mode == _LOCAL_MACHINE:
+        held = machine_server.lease(path, n_ctx=n_ctx, **server_kw)
+        return held.base_url, held.api_key
+    if mode == _LOCAL_PROCESS:
+        return llama_server.shared_server(path, n_ctx=n_ctx, **server_kw).base_url, "local"
+    raise ConfigError(
+        f"{machine_server.MODE_VAR}={mode!r}: set it to {_LOCAL_MACHINE!r} (one server for the machine, "
+        f"the default) or {_LOCAL_PROCESS!r} (one in this process)."
+    )

@@ -19,7 +19,9 @@ Settings that matter on a small CPU machine (measured on 2 cores, 0.5B Q4_K_M,
 - threads = physical cores, llama.cpp's default: 3 threads on 2 cores halves
   both speeds. Two servers (two processes) busy at once on the same cores are
   far worse than half: generation fell to 5-7 tokens/s each with 2 threads
-  each, 18 each with 1 thread each. Hence one shared server per process.
+  each, 18 each with 1 thread each. Hence one shared server per process, and one per
+  machine for the local backend (:mod:`rlm_kernel.lm.machine_server` runs this class in a
+  process of its own that the notebooks and workers of one user share).
 - flash attention on (``auto`` picks it on CPU): ~30 % faster prompt reading.
 - the default batch sizes (2048/512) and the context size barely matter for
   speed; llama.cpp splits ``n_ctx`` between the parallel slots, so this class
@@ -90,7 +92,9 @@ class LlamaServer:
 
     ``n_ctx`` is the context window of each request: with ``n_parallel`` slots the
     server holds ``n_ctx * n_parallel`` tokens of KV cache. ``n_threads`` defaults
-    to the physical cores; ``port`` to a free one chosen by the OS.
+    to the physical cores; ``port`` to a free one chosen by the OS. With ``api_key`` the
+    server answers 401 to a request without ``Authorization: Bearer <api_key>`` (``/health``
+    excepted), so that other users of the machine cannot use its port.
 
     Use as a context manager, or call :meth:`start` and :meth:`stop`::
 
@@ -106,6 +110,7 @@ class LlamaServer:
         n_threads: int | None = None,
         port: int | None = None,
         n_parallel: int = 1,
+        api_key: str | None = None,
     ) -> None:
         if n_ctx < 256:
             raise ConfigError(f"n_ctx={n_ctx} is too small: pass at least 256 (8192 is the default).")
@@ -120,6 +125,7 @@ class LlamaServer:
         self._n_threads = n_threads
         self._requested_port = port or 0
         self._n_parallel = n_parallel
+        self._api_key = api_key  # required of every request but /health when set; never in repr or logs
         self._server: Any = None  # the xllamacpp.Server; ours is its only reference
         self._url: str | None = None
         self._lock = threading.Lock()
@@ -216,6 +222,10 @@ class LlamaServer:
         return self._n_parallel
 
     @property
+    def api_key(self) -> str | None:
+        return self._api_key
+
+    @property
     def model_path(self) -> Path:
         return self._model_path
 
@@ -242,6 +252,8 @@ class LlamaServer:
         # 30 s, stop() during a stream blocked for 30 s. Pings are SSE comments, which SDKs skip.
         params.sse_ping_interval = 1
         params.ui = False
+        if self._api_key:
+            params.api_keys = [self._api_key]
         # Quiet: its log goes to the process's stderr (a progress bar, a kernel's log), and each error
         # it would log there reaches the client as the request's HTTP error anyway.
         params.verbosity = verbosity

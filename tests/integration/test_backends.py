@@ -283,6 +283,8 @@ def test_the_local_models_errors_are_its_own_not_openais(
 ) -> None:
     """The local backend speaks through the OpenAI SDK; its errors name llama.cpp, not OpenAI."""
     from rlm_kernel.lm import llama_server
+
+    monkeypatch.setenv("RLM_LOCAL_SERVER", "process")  # the server in this process, which is stubbed
     from rlm_kernel.lm import make_lm as make_backend
 
     class Served:  # stands for the started llama.cpp server: the scripted one answers instead

@@ -1,0 +1,597 @@
+"""One llama.cpp server per machine and user, shared by every process that asks for the same model.
+
+Two processes that each load the model in-process (:func:`~rlm_kernel.lm.llama_server.shared_server`)
+hold it twice and fight for the cores. Here the first process that needs a model starts a daemon,
+``python -m rlm_kernel.models serve --daemon``, that runs a :class:`LlamaServer` in a process of its
+own; the others (notebook kernels, eval workers) find it and queue on its slots.
+
+Theory of operation:
+
+- The daemon is known by its key (model file, ``n_ctx``, ``n_parallel``, ``n_threads``): it listens on
+  the UNIX socket ``llama-<hash of the key>.sock`` in a private folder (:func:`private_dir`: mode 0700,
+  owned by this user, else refused), next to its lock file and its log.
+- A lease is a connection to that socket, held open for as long as the client process wants the
+  server: on accepting it the daemon sends one JSON line (``base_url``, ``api_key``, ``model``,
+  ``n_ctx``, ``n_parallel``, ``pid``) and then nothing; a client says nothing. Its process's death
+  closes the connection, so leaving needs no goodbye. Bytes a client sends anyway are read and dropped.
+- The daemon counts open leases; at none it arms a timer (``--idle-timeout``, 0: at once) and stops
+  when it fires with still none, first removing its socket so that the next client starts another.
+- Starting: a client that cannot connect takes the lock file, tries again, and otherwise binds the
+  socket itself, connects its own lease to it and only then spawns the daemon with the listening socket
+  (socket activation): no other client can start a second one meanwhile, the first lease is queued
+  before the daemon exists, and every client waits on a condition, the first line, with a timeout. A
+  daemon that fails closes the socket, so the waiting clients read end of file at once and are told
+  where its log is.
+- llama.cpp requires an API key the daemon makes at random, so that other users of the machine
+  cannot use its TCP port; clients get it over the socket. The key is never logged.
+
+Within one process :func:`lease` keeps one lease per key, so ``make_lm("local")`` made many times costs
+one connection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+import selectors
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlm_kernel.errors import ConfigError, LocalServerError
+
+__all__ = [
+    "MODE_VAR",
+    "DIR_VAR",
+    "IDLE_VAR",
+    "DEFAULT_IDLE_TIMEOUT",
+    "ServerKey",
+    "Lease",
+    "private_dir",
+    "lease",
+    "close_leases",
+    "serve",
+]
+
+MODE_VAR = "RLM_LOCAL_SERVER"  # "machine" (the default): the machine's server; "process": one in-process
+DIR_VAR = "RLM_LOCAL_SERVER_DIR"  # the private folder, instead of $XDG_RUNTIME_DIR/rlm_kernel
+IDLE_VAR = "RLM_LOCAL_SERVER_IDLE"  # seconds a daemon a client starts waits with no lease before it stops
+DEFAULT_IDLE_TIMEOUT = 300.0
+START_TIMEOUT = 120.0  # for the first line, which comes once the model is loaded
+_PROTOCOL = 1
+_MAX_HELLO = 64 * 1024
+_SUN_PATH_MAX = 107  # sockaddr_un.sun_path on Linux, less its terminating NUL
+
+
+def _log(message: str) -> None:
+    """One line on stderr: the terminal in the foreground, the log file for a daemon."""
+    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} rlm_kernel serve[{os.getpid()}]: {message}", file=sys.stderr)
+
+
+# -- the key and the private folder -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServerKey:
+    """What makes two requests for the local model the same server."""
+
+    model_path: str  # resolved
+    n_ctx: int
+    n_parallel: int = 1
+    n_threads: int | None = None  # None: the physical cores
+
+    @classmethod
+    def of(
+        cls, model_path: str | os.PathLike, *, n_ctx: int, n_parallel: int = 1, n_threads: int | None = None
+    ) -> ServerKey:
+        return cls(str(Path(model_path).expanduser().resolve()), int(n_ctx), int(n_parallel), n_threads)
+
+    @property
+    def digest(self) -> str:
+        text = json.dumps([self.model_path, self.n_ctx, self.n_parallel, self.n_threads])
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def paths(self, folder: Path) -> tuple[Path, Path, Path]:
+        """The socket, lock file and log of this key's server in ``folder``."""
+        stem = folder / f"llama-{self.digest}"
+        return stem.with_suffix(".sock"), stem.with_suffix(".lock"), stem.with_suffix(".log")
+
+    def serve_args(self) -> list[str]:
+        """The options of ``python -m rlm_kernel.models serve`` that make this key."""
+        args = ["--model-path", self.model_path, "--n-ctx", str(self.n_ctx)]
+        args += ["--parallel", str(self.n_parallel)]
+        return args + (["--threads", str(self.n_threads)] if self.n_threads is not None else [])
+
+
+def private_dir() -> Path:
+    """The folder of the servers' sockets, locks and logs: ``$RLM_LOCAL_SERVER_DIR``, else
+    ``$XDG_RUNTIME_DIR/rlm_kernel``, else ``~/.cache/rlm_kernel/run``; created mode 0700.
+
+    One that another user owns, that others may enter, or that is a symbolic link is refused:
+    whoever can reach the socket gets the server's API key.
+    """
+    if os.environ.get(DIR_VAR):
+        folder = Path(os.environ[DIR_VAR]).expanduser()
+    elif os.environ.get("XDG_RUNTIME_DIR"):
+        folder = Path(os.environ["XDG_RUNTIME_DIR"]) / "rlm_kernel"
+    else:
+        folder = Path.home() / ".cache" / "rlm_kernel" / "run"
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = os.lstat(folder)
+    except OSError as exc:
+        raise LocalServerError(
+            f"Cannot create the local model server's folder {folder} ({exc.strerror}): "
+            f"set {DIR_VAR} to a folder of yours."
+        ) from None
+    problem = None
+    if not stat.S_ISDIR(st.st_mode):
+        problem = "not a folder (a symbolic link?)"
+    elif st.st_uid != os.getuid():
+        problem = f"owned by uid {st.st_uid}, not you (uid {os.getuid()})"
+    elif st.st_mode & 0o077:
+        problem = f"open to others (mode {stat.S_IMODE(st.st_mode):o})"
+    if problem:
+        raise LocalServerError(
+            f"The local model server's folder {folder} is {problem}: it must be yours alone; "
+            f"run `chmod 700 {folder}`, or set {DIR_VAR} to another folder."
+        )
+    if len(os.fsencode(folder)) + len("/llama-0123456789abcdef.sock") > _SUN_PATH_MAX:
+        raise LocalServerError(
+            f"The local model server's folder {folder} is too long a path for a UNIX socket: "
+            f"set {DIR_VAR} to a shorter one."
+        )
+    return folder
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path``: one process at a time starts a given server."""
+    import fcntl
+
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _connect(path: Path) -> socket.socket | None:
+    """A connection to a listening socket at ``path``; None when nothing listens there."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(str(path))
+    except (FileNotFoundError, ConnectionRefusedError):
+        sock.close()
+        return None
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _bind(path: Path) -> socket.socket:
+    """A socket listening at ``path``, mode 0600, put in place atomically over a stale one."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(str(tmp))
+        os.chmod(tmp, 0o600)
+        listener.listen(128)
+        os.replace(tmp, path)
+    except BaseException:
+        listener.close()
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return listener
+
+
+# -- the client side: leases ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A held connection to the machine's server for one key: while it is open the server stays."""
+
+    base_url: str
+    api_key: str
+    model: str
+    n_ctx: int
+    n_parallel: int
+    pid: int  # the daemon's
+    log: Path
+    sock: socket.socket
+
+    def __repr__(self) -> str:  # without the key
+        return f"<Lease {self.model} at {self.base_url} (pid {self.pid})>"
+
+    @property
+    def alive(self) -> bool:
+        """The daemon still holds its end (it sends nothing after the first line: end of file is its end)."""
+        try:
+            return self.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+_leases: dict[ServerKey, Lease] = {}
+_leases_lock = threading.Lock()
+
+
+def lease(
+    model_path: str | os.PathLike,
+    *,
+    n_ctx: int = 8192,
+    n_parallel: int = 1,
+    n_threads: int | None = None,
+    idle_timeout: float | None = None,
+    timeout: float = START_TIMEOUT,
+) -> Lease:
+    """This process's lease on the machine's server for the model and settings, started if need be.
+
+    ``idle_timeout`` (seconds; default ``$RLM_LOCAL_SERVER_IDLE`` or 300) applies only to a server
+    this call starts. Raises :class:`LocalServerError` naming the server's log when it cannot start.
+    """
+    key = ServerKey.of(model_path, n_ctx=n_ctx, n_parallel=n_parallel, n_threads=n_threads)
+    with _leases_lock:
+        held = _leases.get(key)
+        if held is not None and held.alive:
+            return held
+        if held is not None:  # its server stopped (someone ended it): find or start another
+            held.close()
+        if not Path(key.model_path).is_file():
+            raise ConfigError(
+                f"No model file at {key.model_path}: fetch it with `python -m rlm_kernel.models fetch`."
+            )
+        _leases[key] = held = _open_lease(key, _idle_timeout(idle_timeout), timeout)
+        return held
+
+
+def close_leases() -> None:
+    """Close this process's leases (a server with none left stops after its idle timeout)."""
+    with _leases_lock:
+        held = list(_leases.values())
+        _leases.clear()
+    for one in held:
+        one.close()
+
+
+def _idle_timeout(given: float | None) -> float:
+    if given is not None:
+        return float(given)
+    text = os.environ.get(IDLE_VAR, "").strip()
+    if not text:
+        return DEFAULT_IDLE_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if value < 0:
+        raise ConfigError(f"{IDLE_VAR}={text!r}: set it to seconds, 0 or more (0: stop with the last user).")
+    return value
+
+
+def _open_lease(key: ServerKey, idle_timeout: float, timeout: float) -> Lease:
+    folder = private_dir()
+    sock_path, lock_path, log_path = key.paths(folder)
+    for _ in range(3):  # a server found just as it stops on idle closes before its first line: again
+        started = False
+        sock = _connect(sock_path)
+        if sock is None:
+            with _locked(lock_path):
+                sock = _connect(sock_path)  # another process may have started it meanwhile
+                if sock is None:
+                    sock = _spawn(key, sock_path, log_path, idle_timeout)
+                    started = True
+        hello = _read_hello(sock, timeout, log_path)
+        if hello is not None:
+            return Lease(
+                base_url=hello["base_url"],
+                api_key=hello["api_key"],
+                model=hello["model"],
+                n_ctx=hello["n_ctx"],
+                n_parallel=hello["n_parallel"],
+                pid=hello["pid"],
+                log=log_path,
+                sock=sock,
+            )
+        sock.close()
+        if started:
+            raise LocalServerError(
+                f"The local model server for {Path(key.model_path).name} did not start"
+                f"{_last_line(log_path)}; its log is {log_path}."
+            )
+    raise LocalServerError(
+        f"The local model server for {Path(key.model_path).name} kept closing its socket {sock_path}; "
+        f"see its log, {log_path}."
+    )
+
+
+def _spawn(key: ServerKey, sock_path: Path, log_path: Path, idle_timeout: float) -> socket.socket:
+    """Bind the socket, queue our lease on it, then start the daemon that will serve it."""
+    listener = _bind(sock_path)
+    try:
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        client.connect(str(sock_path))  # queued until the daemon accepts it, once the model is loaded
+        # The last server's log. Appended to: a server still stopping writes after the new one's lines.
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+        log_fd = os.open(log_path, flags, 0o600)
+        # rlm_kernel importable from the daemon's cwd too, wherever this process found it
+        path = [str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, path))}
+        cmd = [sys.executable, "-m", "rlm_kernel.models", "serve", *key.serve_args()]
+        cmd += ["--idle-timeout", f"{idle_timeout:g}", "--daemon", "--listen-fd", str(listener.fileno())]
+        cmd += ["--socket", str(sock_path)]
+        try:
+            proc = subprocess.Popen(
+                cmd,
+                pass_fds=(listener.fileno(),),
+                stdin=subprocess.DEVNULL,
+                stdout=log_fd,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # no terminal's Ctrl-C or hang-up reaches it
+                cwd=sock_path.parent,  # pins no folder of the user's
+                env=env,
+            )
+        finally:
+            os.close(log_fd)
+    except BaseException:
+        listener.close()
+        with contextlib.suppress(OSError):
+            sock_path.unlink()
+        raise
+    # Only the daemon holds the listening socket now: if it dies, the queued leases read end of file.
+    listener.close()
+    # Reap it when it ends, while this process lives (no zombie); after, its new parent does.
+    threading.Thread(target=proc.wait, name=f"rlm-serve-{proc.pid}", daemon=True).start()
+    return client
+
+
+def _read_hello(sock: socket.socket, timeout: float, log_path: Path) -> dict[str, Any] | None:
+    """The server's first line, checked; None at end of file (it stopped or failed to start)."""
+    sock.settimeout(timeout)
+    data = b""
+    try:
+        while b"\n" not in data and len(data) < _MAX_HELLO:
+            chunk = sock.recv(4096)
+            if not chunk:
+                return None
+            data += chunk
+    except TimeoutError:
+        sock.close()
+        raise LocalServerError(
+            f"The local model server did not answer within {timeout:g} s; see its log, {log_path}, "
+            "or check the machine's load."
+        ) from None
+    except ConnectionResetError:
+        return None
+    finally:
+        with contextlib.suppress(OSError):
+            sock.settimeout(None)
+    try:
+        hello = json.loads(data.split(b"\n", 1)[0])
+        fields = {"base_url": str, "api_key": str, "model": str, "n_ctx": int, "n_parallel": int, "pid": int}
+        if not isinstance(hello, dict) or not all(isinstance(hello.get(k), t) for k, t in fields.items()):
+            raise ValueError("missing fields")
+    except ValueError:
+        sock.close()
+        raise LocalServerError(
+            f"The local model server's socket sent no valid first line; see its log, {log_path}."
+        ) from None
+    return hello
+
+
+def _last_line(log_path: Path) -> str:
+    """The log's last line, the daemon's reason, as ``: <line>``; empty when there is none."""
+    try:
+        with open(log_path, "rb") as fh:
+            fh.seek(max(0, fh.seek(0, os.SEEK_END) - 4096))
+            lines = [line.strip() for line in fh.read().decode(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return ""
+    if not lines:
+        return ""
+    reason = lines[-1].split("]: ", 1)[-1]
+    return ": " + reason.removeprefix("error: ")
+
+
+# -- the daemon -----------------------------------------------------------------------------------
+
+
+class _LeaseLoop:
+    """Accepts leases, counts them, and returns from :meth:`run` after ``idle_timeout`` with none."""
+
+    def __init__(self, listener: socket.socket, hello: bytes, idle_timeout: float | None) -> None:
+        self._listener = listener
+        self._hello = hello
+        self._idle_timeout = idle_timeout  # None: never
+        self._selector = selectors.DefaultSelector()
+        self._leases: set[socket.socket] = set()
+        self._idle_since: float | None = time.monotonic()
+
+    def run(self) -> None:
+        self._listener.setblocking(False)
+        self._selector.register(self._listener, selectors.EVENT_READ)
+        try:
+            while True:
+                remaining = self._remaining()
+                events = self._selector.select(None if remaining is None else max(remaining, 0.0))
+                for key, _ in events:
+                    if key.fileobj is self._listener:
+                        self._accept()
+                    else:
+                        self._read(key.fileobj)  # type: ignore[arg-type]
+                # Stop only after a last look found nobody waiting: a client queued on the socket
+                # (the one that started this daemon, or one that came as the timer fired) is served.
+                remaining = self._remaining()
+                if not events and remaining is not None and remaining <= 0:
+                    _log(f"no lease for {self._idle_timeout:g} s: stopping")
+                    return
+        finally:
+            for conn in self._leases:
+                conn.close()
+            self._selector.close()
+
+    def _remaining(self) -> float | None:
+        """Seconds until the idle timer fires; None while a lease is held or with no timeout."""
+        if self._idle_since is None or self._idle_timeout is None:
+            return None
+        return self._idle_since + self._idle_timeout - time.monotonic()
+
+    def _accept(self) -> None:
+        try:
+            conn, _ = self._listener.accept()
+        except (BlockingIOError, InterruptedError, ConnectionAbortedError):
+            return
+        except OSError as exc:  # out of file descriptors: the pending ones wait, the others go on
+            _log(f"cannot accept a lease: {exc}")
+            return
+        if not _same_user(conn):
+            conn.close()
+            return
+        try:
+            conn.setblocking(False)
+            conn.send(self._hello)  # a few hundred bytes into an empty buffer: sent whole
+        except OSError:  # it left already
+            conn.close()
+            return
+        self._selector.register(conn, selectors.EVENT_READ)
+        self._leases.add(conn)
+        self._idle_since = None
+        _log(f"lease opened ({len(self._leases)} held)")
+
+    def _read(self, conn: socket.socket) -> None:
+        try:
+            data = conn.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if data:  # a client has nothing to say: whatever it sends is dropped
+            return
+        self._selector.unregister(conn)
+        self._leases.discard(conn)
+        conn.close()
+        _log(f"lease closed ({len(self._leases)} held)")
+        if not self._leases:
+            self._idle_since = time.monotonic()
+
+
+def _same_user(conn: socket.socket) -> bool:
+    """The peer runs as this user (the folder's mode already says so; this says it again)."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return True
+    import struct
+
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return uid == os.getuid()
+
+
+def serve(
+    key: ServerKey,
+    *,
+    idle_timeout: float | None = None,
+    port: int | None = None,
+    listen_fd: int | None = None,
+    socket_path: str | os.PathLike | None = None,
+) -> int:
+    """Serve ``key``'s model until Ctrl-C, SIGTERM or ``idle_timeout`` seconds with no lease; return
+    the exit status. ``listen_fd`` is the socket a client bound for a daemon it started; without it
+    the socket is bound here (the foreground ``serve`` command), unless a server already has it.
+    """
+    from .llama_server import LlamaServer
+
+    os.umask(0o077)
+    if listen_fd is not None:
+        if socket_path is None:
+            raise ConfigError("--listen-fd needs --socket, the path the socket is bound at.")
+        sock_path = Path(socket_path)
+        listener = socket.socket(fileno=listen_fd)
+        if listener.family != socket.AF_UNIX:
+            raise ConfigError(f"--listen-fd {listen_fd} is not a UNIX socket.")
+    else:
+        sock_path, lock_path, log_path = key.paths(private_dir())
+        with _locked(lock_path):
+            other = _connect(sock_path)
+            if other is not None:
+                hello = _read_hello(other, 10.0, log_path)
+                other.close()
+                where = f" (pid {hello['pid']}, {hello['base_url']})" if hello else ""
+                print(f"error: a server for this model and these settings is already running{where}.",
+                      file=sys.stderr)  # fmt: skip
+                return 1
+            listener = _bind(sock_path)
+    bound_inode = os.stat(sock_path).st_ino
+    _stop_on_sigterm()
+    api_key = secrets.token_urlsafe(32)
+    server: LlamaServer | None = None
+    try:
+        try:
+            server = LlamaServer(
+                key.model_path,
+                n_ctx=key.n_ctx,
+                n_parallel=key.n_parallel,
+                n_threads=key.n_threads,
+                port=port,
+                api_key=api_key,
+            )
+            server.start()
+        except (ConfigError, LocalServerError) as exc:
+            _log(f"error: {exc}")  # the last line of the log: the clients waiting show it
+            return 1
+        hello = {
+            "protocol": _PROTOCOL,
+            "base_url": server.base_url,
+            "api_key": api_key,
+            "model": server.model_name,
+            "n_ctx": server.n_ctx,
+            "n_parallel": server.n_parallel,
+            "pid": os.getpid(),
+        }
+        idle = "never" if idle_timeout is None else f"{idle_timeout:g} s"
+        _log(f"serving {server.model_name} at {server.base_url} on {sock_path} (idle timeout: {idle})")
+        if listen_fd is None:
+            print(server.base_url, flush=True)
+            print("Ctrl-C to stop; rlm_kernel's local backend finds it on its own.", file=sys.stderr)
+        _LeaseLoop(listener, json.dumps(hello).encode() + b"\n", idle_timeout).run()
+        return 0
+    except KeyboardInterrupt:
+        _log("interrupted: stopping")
+        return 0
+    finally:
+        # Take the socket away first, so that a client arriving now starts another server.
+        with contextlib.suppress(OSError):
+            if os.stat(sock_path).st_ino == bound_inode:
+                sock_path.unlink()
+        listener.close()
+        if server is not None:
+            server.stop()
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM stops the server as Ctrl-C does: its socket is removed and the model freed."""
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    with contextlib.suppress(ValueError):  # not the main thread
+        signal.signal(signal.SIGTERM, handler)
