@@ -8,6 +8,9 @@ Profiles:
   ``no_subcalls``  the REPL without ``llm_query`` / ``rlm_query``.
 A child run (depth > 0) gets a note that it answers a sub-question for a parent.
 
+:func:`codeact_system` is the system prompt of the paper's CodeAct baseline (an eval method, not a
+profile): the same REPL contract, with the whole context in the prompt itself.
+
 The system prompt and the first turns never change during a run, so providers can
 cache them as a prefix.
 """
@@ -27,6 +30,7 @@ __all__ = [
     "context_metadata",
     "describe_context",
     "system_prompt",
+    "codeact_system",
     "opening_messages",
     "observation",
     "NO_CODE_NUDGE",
@@ -258,6 +262,41 @@ def system_prompt(
         final = "" if protocol == "answer" else _FINAL + "\n"
         text = _DEFAULT.format(subcalls=subcalls, final=final)
     return text + task_notes(tools, sub_tools, tips) + (_CHILD if depth > 0 else "")
+
+
+_CODEACT = """\
+You answer a question about the context given in full at the end of this message. Work in \
+steps: say what you will do next, then act with Python in a ```repl block. Each block runs in \
+the same persistent namespace, and you then see its printed output (long output is cut). \
+Available in the REPL:
+- `context`: the same context, as a Python object.
+{subcalls}- `SHOW_VARS()`: list the variables you have made.
+- `answer`: a dict `{{"content": "", "ready": False}}`. Set `answer["content"]` \
+to your final answer and `answer["ready"] = True` to finish.
+{final}
+Base the answer on the context, not on guesses. When you are done, finish in code.
+
+The context:
+"""
+
+_CODEACT_SUBCALLS = """\
+- `llm_query(prompt)`: ask a language model (it can read about {window} of text) \
+and get its reply as a string. `llm_query_batched(prompts)` sends a list of prompts \
+at once, concurrently, and returns the replies in order: prefer it to a loop.
+"""
+
+
+def codeact_system(
+    context_text: str, *, subcalls: bool, protocol: str = "both", window: str = "100k tokens"
+) -> str:
+    """The system prompt of the paper's CodeAct baseline: a ReAct loop of code in the REPL with the
+    whole context in the prompt (``context_text``, after the instructions), with or without the
+    sub-call functions. A context past the model's window makes the first request fail."""
+    text = _CODEACT.format(
+        subcalls=_CODEACT_SUBCALLS.format(window=window) if subcalls else "",
+        final="" if protocol == "answer" else _FINAL + "\n",
+    )
+    return text + context_text
 
 
 def task_notes(tools: Sequence[Tool], sub_tools: Sequence[Tool], tips: str | None) -> str:

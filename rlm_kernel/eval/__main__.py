@@ -4,8 +4,11 @@ score them, resume, and plot.
     python -m rlm_kernel.eval list
     python -m rlm_kernel.eval run --tasks sniah,oolong,pairs --lengths 8k,32k,128k,1m \\
         --methods rlm,base --model-name qwen2.5-coder-0.5b --split test -n 10 --out results/
+    python -m rlm_kernel.eval run --methods base,summary,codeact,codeact+subcalls,rlm,rlm-no-subcalls \\
+        --tasks oolong --lengths 32k --out results/
     python -m rlm_kernel.eval run --methods rlm,rlm+tips --tips-file tips.md --out results/
     python -m rlm_kernel.eval show results/
+    python -m rlm_kernel.eval table results/          # the paper's Table 1: methods by tasks
     python -m rlm_kernel.eval plot results/
 
 Run the same ``run`` command again to resume: finished rollouts are skipped.
@@ -20,7 +23,7 @@ from pathlib import Path
 
 from ..config import RUN_SETTINGS, add_arguments
 from ..errors import ConfigError, RLMError
-from .methods import _TAKES_TIPS, DEFAULTS, METHODS, TIPS, Settings
+from .methods import _TAKES_TIPS, DEFAULTS, METHODS, TIPS, Settings, _listed
 from .results import load
 from .tasks import DESCRIPTIONS, SPLITS, family_names
 
@@ -47,7 +50,7 @@ def _parser() -> argparse.ArgumentParser:
         "--methods",
         type=_list,
         default=["rlm", "base"],
-        help=f"from {', '.join(METHODS)}; {' and '.join(m + TIPS for m in _TAKES_TIPS)} run with the tips",
+        help=f"from {', '.join(METHODS)}; {_listed([m + TIPS for m in _TAKES_TIPS])} run with the tips",
     )
     r.add_argument("--split", choices=SPLITS, default="test")
     r.add_argument("-n", type=int, default=5, help="tasks per family and length")
@@ -74,6 +77,14 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("show", help="the summary table of a results folder")
     s.add_argument("results")
+    t = sub.add_parser("table", help="the paper's Table 1 of a results folder: methods by tasks")
+    t.add_argument("results")
+    t.add_argument(
+        "--format",
+        choices=["markdown", "plain"],
+        default="markdown",
+        help="a Markdown table (default), or columns aligned with spaces",
+    )
     pl = sub.add_parser("plot", help="draw the plots of a results folder")
     pl.add_argument("results")
     pl.add_argument("--out", help="where the PNG files go (default: the results folder)")
@@ -154,6 +165,9 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         if args.command == "show":
             print(results.table())
+            return 0
+        if args.command == "table":
+            print(results.paper_table(args.format))
             return 0
         from .plots import plot
 

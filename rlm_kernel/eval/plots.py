@@ -1,7 +1,9 @@
 """The paper's plots for your own results (matplotlib, PNG).
 
-- ``figure1.png``: score against context length (log scale), one line per method and model, one
-  panel per task family; a dashed line marks the model's window when it is known.
+- ``figure1.png``: score against context length (log scale), one line per method and model (every
+  method of the results: the RLMs and the baselines), one panel per task family; a dashed line
+  marks the model's window when it is known. A method and model keep one colour and marker in
+  every panel and plot, and the legend names each one, whichever panels it is in.
 - ``cost_vs_score.png``: mean cost against mean score, per family and method.
 - ``tokens.png``: root-LM tokens against sub-call tokens, one point per rollout.
 
@@ -23,6 +25,13 @@ from .tasks import format_length
 __all__ = ["plot", "figures"]
 
 _MARKERS = "osD^vP*X"
+
+
+def _style(i: int) -> dict[str, str]:
+    """The colour and marker of the ``i``-th series: fixed by its place among all the series, so a
+    method looks the same in a panel where another method is missing (matplotlib's colour cycle
+    would move on only for the lines drawn)."""
+    return {"color": f"C{i % 10}", "marker": _MARKERS[i % len(_MARKERS)]}
 
 
 def _pyplot():
@@ -101,7 +110,7 @@ def figures(results: Results, *, window: int | None = None, title: str | None = 
             )
             if points:
                 xs, ys = zip(*points, strict=True)
-                ax.plot(xs, ys, marker=_MARKERS[i % len(_MARKERS)], label=f"{method} ({model})")
+                ax.plot(xs, ys, **_style(i), label=f"{method} ({model})")
         lengths = sorted({c.length for c in cells if c.family == fam})
         ax.set_xscale("log", base=2)
         ax.set_xticks(lengths, [format_length(x) for x in lengths])
@@ -116,7 +125,11 @@ def figures(results: Results, *, window: int | None = None, title: str | None = 
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[len(families) :]:
         ax.axis("off")
-    handles, labels = axes.flat[0].get_legend_handles_labels()
+    legend: dict[str, Any] = {}  # every series once, in order, though no one panel has them all
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            legend.setdefault(label, handle)
+    handles, labels = list(legend.values()), list(legend)
     fig.legend(handles, labels, loc="lower center", ncol=max(1, min(2 * cols, len(labels))), frameon=False)
     fig.suptitle(title or "Score against context length")
     fig.tight_layout(rect=(0, 0.08, 1, 0.95))
@@ -133,7 +146,7 @@ def figures(results: Results, *, window: int | None = None, title: str | None = 
         if points:
             xs, ys = zip(*points, strict=True)
             costs.extend(xs)
-            ax.scatter(xs, ys, marker=_MARKERS[i % len(_MARKERS)], label=f"{method} ({model})")
+            ax.scatter(xs, ys, **_style(i), label=f"{method} ({model})")
     ax.set_xlabel("mean cost per task (US$)")
     ax.set_ylabel("mean score (%)")
     ax.set_ylim(-3, 108)  # percent, as in figure 1: a sweep that scored the same everywhere is no range

@@ -229,11 +229,92 @@ class Results:
             )
         return "\n".join(lines)
 
+    def paper_table(self, format: str = "markdown") -> str:
+        """The paper's Table 1 for these results: a row per method and model, a column per task
+        (family @ length), and in each cell the score (mean × 100), the mean cost and the mean
+        tokens (root and sub-calls, in and out) of a rollout, and the rollouts' count n. A cell with
+        rollouts that ended in an error is starred, as the paper stars a context past the window.
+
+        Methods come in the paper's order (base, codeact, codeact+subcalls, summary, rlm,
+        rlm-no-subcalls), then the rest by name; ``format`` is ``markdown`` or ``plain`` (columns
+        aligned with spaces, for a terminal). A dash marks a method that did not run on a task."""
+        from .tasks import format_length
+
+        if format not in ("markdown", "plain"):
+            raise ValueError(f"format must be 'markdown' or 'plain', got {format!r}")
+        cells = self.summary()
+        tasks = sorted({(c.family, c.length) for c in cells})
+        rows = sorted({(c.model, c.method, c.label) for c in cells}, key=_row_order)
+        by = {(c.model, c.label, c.family, c.length): c for c in cells}
+        head = ["method", "model", *(f"{fam} @ {format_length(length)}" for fam, length in tasks)]
+        body = [
+            [label, model, *(_paper_cell(by.get((model, label, *task))) for task in tasks)]
+            for model, _, label in rows
+        ]
+        notes = [
+            "Each cell: the score (mean × 100); the mean cost of a rollout ($0: a free model, $?: no price),",
+            "its mean tokens (root and sub-calls, in and out), and the rollouts' count n.",
+        ]
+        if any(c.errors for c in cells):
+            notes.append("* some rollouts of the cell ended in an error (e.g. a context past the window).")
+        if format == "markdown":
+            lines = [_md_row(head), "|" + "---|" * 2 + "---:|" * len(tasks)]
+            lines += [_md_row(r) for r in body]
+            return "\n".join([*lines, "", *notes])
+        widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
+        lines = [
+            "  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip()
+            for r in [head, ["-" * w for w in widths], *body]
+        ]
+        return "\n".join([*lines, "", *notes])
+
     def __str__(self) -> str:
         return self.table()
 
     def mean_score(self) -> float:
         return sum(r.score for r in self.rows) / len(self.rows) if self.rows else math.nan
+
+
+# The paper's Table 1 order of its methods; others follow by name.
+PAPER_ORDER = ("base", "codeact", "codeact+subcalls", "summary", "rlm", "rlm-no-subcalls", "reference")
+
+
+def _row_order(row: tuple[str, str, str]) -> tuple[Any, ...]:
+    model, method, label = row
+    plain, tips = (method[: -len("+tips")], 1) if method.endswith("+tips") else (method, 0)
+    rank = PAPER_ORDER.index(plain) if plain in PAPER_ORDER else len(PAPER_ORDER)
+    return (model, rank, plain, tips, label)
+
+
+def _dollars(cost: float | None) -> str:
+    if cost is None:
+        return "$?"
+    if cost == 0:
+        return "$0"
+    if cost >= 0.01:
+        return f"${cost:.2f}"
+    if cost < 1e-8:
+        return "<$0.00000001"
+    return f"${cost:.{1 - math.floor(math.log10(cost))}f}"  # two significant digits
+
+
+def _tokens(count: float) -> str:
+    if count >= 999_500:
+        return f"{count / 1e6:.1f}M"
+    return f"{count / 1e3:.1f}k" if count >= 999.5 else f"{count:.0f}"
+
+
+def _paper_cell(cell: Cell | None) -> str:
+    """``56.5 ($0.43, 12.3k tok, n=10)``; a dash where the method did not run on the task."""
+    if cell is None:
+        return "–"
+    star = "*" if cell.errors else ""
+    tokens = _tokens(cell.root_tokens + cell.sub_tokens)
+    return f"{100 * cell.score:.1f}{star} ({_dollars(cell.cost)}, {tokens} tok, n={cell.n})"
+
+
+def _md_row(values: list[str]) -> str:
+    return "| " + " | ".join(v.replace("|", "\\|") for v in values) + " |"
 
 
 def load(path: str | Path) -> Results:

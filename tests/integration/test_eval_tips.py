@@ -154,7 +154,9 @@ def test_tips_mistakes_are_one_line_errors(server: ScriptedServer, tmp_path: Pat
         sweep(server, tmp_path, task_file, tips=None)
     with pytest.raises(ConfigError, match="no method runs with them: add \\+tips"):
         sweep(server, tmp_path, task_file, methods=["rlm"])
-    with pytest.raises(ConfigError, match="only rlm and rlm-no-subcalls take tips"):
+    with pytest.raises(
+        ConfigError, match="only rlm, rlm-no-subcalls, codeact and codeact\\+subcalls take tips"
+    ):
         sweep(server, tmp_path, task_file, methods=["base+tips"])
     with pytest.raises(ConfigError, match="Cannot import the tools 'no_such_module:X'"):
         sweep(server, tmp_path, task_file, sub_tools="no_such_module:X")
