@@ -53,9 +53,13 @@ def request(
         for m in turns
     )
     head = "\n\n".join(parts)
+    # The notes replace every turn so far: an earlier compaction's notes are kept in the new ones.
+    covered = span
+    if earlier:
+        covered = f"turns 1 to {last}, keeping what your earlier notes say that still matters"
     ask = (
-        f"Write your notes on {span} in at most 200 words of plain text, no code: what you found, with "
-        "the exact values; which variables hold what; what failed and why; what is left to do."
+        f"Write your notes on {covered}, in at most 200 words of plain text, no code: what you found, "
+        "with the exact values; which variables hold what; what failed and why; what is left to do."
     )
     room = max(room - len(head) - len(ask) - 200, 1_000)
     transcript, _ = truncate(transcript, room)

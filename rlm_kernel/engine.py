@@ -287,6 +287,7 @@ class RLMRun:
         self._compacting: tuple[str, bool, int, int, int] | None = None  # the ask it holds, and its span
         self._summary: str | None = None
         self._names: list[str] = []
+        self._reopen = False  # the request a compaction holds must clear answer["ready"] first
 
     # -- helpers ---------------------------------------------------------------------
     def _ids(self) -> dict[str, Any]:
@@ -425,7 +426,11 @@ class RLMRun:
             pending.notes.append(f"{len(pending.blocks)} later code block(s) of your reply were not run.")
         pending.blocks, pending.directive, pending.failed = [], None, False
         pending.notes.append(grounding.send_back_note(answer.content, reason))
-        return replace(self._observe(), reopen=True)
+        ask = self._observe()
+        if isinstance(ask, Compact):  # the request after the notes clears answer["ready"]
+            self._reopen = True
+            return ask
+        return replace(ask, reopen=True)
 
     def _accept(self, answer: _Answer) -> Finish:
         self._judging = None
@@ -494,6 +499,8 @@ class RLMRun:
             [dict(m) for m in branch.messages[:-1]],  # type: ignore[misc]
             parent_run=branch.parent_run,
             branched_at=branch.step,
+            fixed=branch.fixed,
+            opening=branch.opening,
         )
         self._replays = list(branch.steps)
         self._fixed, self._opening = branch.fixed, branch.opening
@@ -748,7 +755,9 @@ class RLMRun:
         if tokens + room <= config.compaction_threshold * window:
             return None
         older = self.messages[self._fixed : -1]  # the latest reply stays, and what it printed
-        if len(older) < 2:  # no earlier turn to summarise: the request goes as it is
+        # Not worth a call unless the turns it replaces hold at least twice what replaces them; so
+        # a conversation whose fixed start alone nears the window is not summarised every turn.
+        if len(older) < 2 or compaction.tokens_of(older) < 2 * compaction.SUMMARY_TOKENS:
             return None
         first, last = self._summarised + 1, self.turns - 1
         room = (window - compaction.SUMMARY_TOKENS) * compaction.CHARS_PER_TOKEN * 4 // 5
@@ -774,6 +783,8 @@ class RLMRun:
                 f"The summary of root turns {first} to {last} failed ({why}); their code stands in for it.",
             )
             summary = compaction.fallback(older)
+            if self._summary:  # the notes of an earlier compaction stay
+                summary = f"{self._summary}\n\n{summary}"
         names = list(dict.fromkeys([*self._names, *compaction.names_made(older)]))
         note = compaction.note(summary, names, first=1, last=last)
         kept = self.messages[-1]
@@ -783,6 +794,9 @@ class RLMRun:
             kept,
         ]
         self._summary, self._names, self._summarised = summary, names, last
+        if added := prompts.observation([], human_steps=self._human_steps, hints=self._hints):
+            content = f"{content}\n\n{added}"  # what came while the notes were written
+            self._human_steps, self._hints = [], []
         self._counted = (0, 0)
         self._chars = sum(len(m["content"]) for m in self.messages)
         self.emit(
@@ -795,10 +809,13 @@ class RLMRun:
                 window=self.window,
                 summary=summary,
                 names=names,
-                messages=[dict(m) for m in self.messages],
+                messages=[dict(m) for m in self.messages[self._fixed - 1 :]],
             )
         )
-        return self._ask(content, final_turn=final_turn, compact=False)
+        ask = self._ask(content, final_turn=final_turn, compact=False)
+        assert isinstance(ask, AskRoot)
+        reopen, self._reopen = self._reopen, False
+        return replace(ask, reopen=True) if reopen else ask
 
     @_transition
     def hint(self, text: str) -> None:

@@ -70,6 +70,10 @@ class RunStarted(Event):
     # ``prompt`` then holds that run's conversation up to the turn that proposed the step.
     parent_run: str | None = None
     branched_at: int | None = None
+    # A branch's: how many messages of ``prompt`` are the conversation's fixed start (system prompt,
+    # worked example, first request), and that first request as it was asked (compaction keeps both).
+    fixed: int = 0
+    opening: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -225,8 +229,9 @@ class Hint(Event):
 @dataclass(frozen=True, kw_only=True)
 class Compacted(Event):
     """The root's older turns were replaced by its notes on them, to fit its window
-    (``compaction``). ``messages`` is the conversation from then on, before the next request (whose
-    ``root_request`` follows): with the later requests and replies it rebuilds what the root saw.
+    (``compaction``). ``messages`` is the conversation from its first request on, before the next
+    request (whose ``root_request`` follows); the fixed prefix before it is in ``run_started``. With
+    the later requests and replies it rebuilds what the root saw.
     The summary's own call is a sub-call of the run, with its tokens."""
 
     kind: ClassVar[str] = "compacted"
@@ -237,7 +242,7 @@ class Compacted(Event):
     window: int
     summary: str
     names: list[str] = field(default_factory=list)  # the variables those turns made, by their code
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)  # from the first request on
 
 
 @dataclass(frozen=True, kw_only=True)

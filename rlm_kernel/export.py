@@ -213,8 +213,9 @@ def _conversation(events: list[Event]) -> Conversation:
             turn.history, compacted = compacted, None
             conv.turns.append(turn)
             asked, set_aside = None, []
-        elif isinstance(event, Compacted):
-            compacted = [dict(m) for m in event.messages]
+        elif isinstance(event, Compacted):  # the prefix up to the first request, then the notes on
+            fixed = started.fixed or len(started.prompt) + 1
+            compacted = [*conv.prefix[: fixed - 1], *(dict(m) for m in event.messages)]
         elif isinstance(event, ProposalRejected) and conv.turns:
             # The turn is asked again, with what came while its step waited: the next reply answers it.
             turn = conv.turns.pop()

@@ -121,7 +121,9 @@ def branch_at(events: Iterable[Event], step: int, run_id: str | None = None) -> 
     turn = iterations = 0
     final_turn = False
     request_at = 0
-    opening, compacted = None, None
+    opening, compacted = started.opening or None, None
+    # A branch's run_started says where its fixed start ends; else it is the prompt and first request.
+    fixed = started.fixed or len(started.prompt) + 1
     for i, event in enumerate(own[:reply_at]):
         if isinstance(event, RootRequest):
             opening = event.content if opening is None else opening
@@ -131,7 +133,7 @@ def branch_at(events: Iterable[Event], step: int, run_id: str | None = None) -> 
             messages.append({"role": "assistant", "content": event.text})
             iterations += 1
         elif isinstance(event, Compacted):  # the root saw its notes in place of the older turns
-            messages, compacted = [dict(m) for m in event.messages], event
+            messages, compacted = [*messages[: fixed - 1], *(dict(m) for m in event.messages)], event
         elif isinstance(event, ProposalRejected) and messages[-1]["role"] == "assistant":
             messages.pop()
             if event.added:  # what came while the step waited went into the request asked again
@@ -164,7 +166,7 @@ def branch_at(events: Iterable[Event], step: int, run_id: str | None = None) -> 
         late_human_steps=late,
         hints=hints,
         replies=_replies(own[:reply_at]),
-        fixed=len(started.prompt) + 1,
+        fixed=fixed,
         opening=opening or "",
         compacted=compacted,
     )

@@ -36,6 +36,8 @@ export interface RunStartedEvent extends EventBase {
   prompt: unknown[];
   parent_run: string | null;
   branched_at: number | null;
+  fixed: number;
+  opening: string;
 }
 
 export interface RootRequestEvent extends EventBase {
@@ -361,7 +363,9 @@ export const EVENT_FIELDS: Record<EventKind, Record<string, FieldSpec>> = {
     settings: {"types": ["object"], "default": {}},
     prompt: {"types": ["array"], "default": []},
     parent_run: {"types": ["string", "null"], "default": null},
-    branched_at: {"types": ["number", "null"], "default": null}
+    branched_at: {"types": ["number", "null"], "default": null},
+    fixed: {"types": ["number"], "default": 0},
+    opening: {"types": ["string"], "default": ""}
   },
   root_request: {
     turn: {"types": ["number"]},

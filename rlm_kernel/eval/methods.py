@@ -184,6 +184,7 @@ async def _codeact(task: Task, settings: Settings, log_dir: Path | None, *, subc
         prompt_profile="default" if subcalls else "no_subcalls",
         system_prompt=system,
         max_depth=1,
+        compaction=False,  # the paper's CodeAct keeps its whole history
     )
     result = await RLM.from_config(config).acompletion(task.context, task.question)
     return _outcome_of(result)

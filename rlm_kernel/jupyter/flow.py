@@ -2,9 +2,10 @@
 that can happen to it does.
 
 The root loop (:class:`~rlm_kernel.driver.Loop`) yields what it waits for: an LM's reply (ASK: the
-root's, or the sub-model's verdict on an answer) or a step's cell (STEP). Everything else comes from
-the kernel and the front end: the root replied, a cell was placed or ran, the human paused, resumed,
-stopped, hinted, asked for another proposal, or a view reconnected. ``FLOW[(phase, input)]`` gives
+root's, the sub-model's verdict on an answer, or the root model's notes for a compaction) or a
+step's cell (STEP). Everything else comes from the kernel and the front end: the root replied, a
+cell was placed or ran, the human paused, resumed, stopped, hinted, asked for another proposal, or
+a view reconnected. ``FLOW[(phase, input)]`` gives
 the next phase and the one effect :class:`~rlm_kernel.jupyter.notebook.NotebookRun` carries out;
 the run keeps no other state about where it stands.
 
@@ -42,7 +43,7 @@ __all__ = ["Phase", "Input", "Effect", "FLOW", "PAUSED", "LIVE", "advance"]
 
 class Phase(Enum):
     IDLE = "idle"  # the loop is working towards its next wait
-    ASKING = "asking"  # an LM call is in flight (the root's reply, or a verdict)
+    ASKING = "asking"  # an LM call is in flight (the root's reply, a verdict, or notes)
     PROPOSED = "proposed"  # a step waits for its cell to run
     PAUSED = "paused"  # paused between waits: the next one will be held
     PAUSED_ASKING = "paused_asking"  # paused while the LM writes

@@ -236,6 +236,24 @@ _leases: dict[ServerKey, Lease] = {}
 _leases_lock = threading.Lock()
 
 
+def _forget_leases_in_child() -> None:
+    """A forked child holds none of its parent's leases (they are the parent's to keep or close),
+    and a lock the parent held while a model loaded is not held in the child."""
+    global _leases_lock
+    _leases_lock = threading.Lock()
+    for held in _leases.values():
+        held.sock.close()  # the child's copy: the parent's lease stays open
+    _leases.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_leases_in_child)
+
+# What a daemon keeps of its starter's environment: not the provider keys a notebook's process holds.
+_DAEMON_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "XDG_RUNTIME_DIR", DIR_VAR, "PYTHONPATH")
+_DAEMON_ENV_PREFIXES = ("LLAMA_", "GGML_", "OMP_")
+
+
 def lease(
     model_path: str | os.PathLike,
     *,
@@ -336,7 +354,8 @@ def _spawn(key: ServerKey, sock_path: Path, log_path: Path, idle_timeout: float)
         log_fd = os.open(log_path, flags, 0o600)
         # rlm_kernel importable from the daemon's cwd too, wherever this process found it
         path = [str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, path))}
+        env = {k: v for k, v in os.environ.items() if k in _DAEMON_ENV or k.startswith(_DAEMON_ENV_PREFIXES)}
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, path))
         cmd = [sys.executable, "-m", "rlm_kernel.models", "serve", *key.serve_args()]
         cmd += ["--idle-timeout", f"{idle_timeout:g}", "--daemon", "--listen-fd", str(listener.fileno())]
         cmd += ["--socket", str(sock_path)]

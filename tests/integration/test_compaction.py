@@ -125,6 +125,10 @@ def test_a_rewind_and_the_export_see_the_conversation_the_root_saw(scripted_serv
     roots = [r for r in scripted_server.requests if r.is_root]
     assert len(roots) == 1 and NOTES in roots[0].text and FIRST not in roots[0].text
 
+    # A branch of the branch starts from the same conversation, with the same fixed start.
+    twice = branch_at(again.trajectory, 4)
+    assert (twice.messages, twice.fixed, twice.opening) == (branch.messages, branch.fixed, branch.opening)
+
     # Training samples: the turn after the compaction is taught with the history the root had.
     conv = next(c for c in conversations(parent.trajectory) if c.run_id == parent.run_id)
     taught = {s["turn"]: "\n".join(m["content"] for m in s["messages"]) for s in samples(conv)}

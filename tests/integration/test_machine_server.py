@@ -187,6 +187,27 @@ def test_requests_need_the_api_key_and_make_lm_has_it(model_file: Path, run_dir:
     assert held.api_key not in next(run_dir.glob("*.log")).read_text()
 
 
+def test_the_daemon_keeps_no_provider_key_and_a_forked_child_holds_no_lease(
+    model_file: Path, run_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-daemon-must-not-hold-0123456789")
+    held = machine_server.lease(model_file, n_ctx=N_CTX, idle_timeout=0)
+    environ = Path(f"/proc/{held.pid}/environ").read_bytes()
+    assert b"sk-daemon-must-not-hold" not in environ and b"PATH=" in environ
+
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child's lease table is empty, and its copy of the socket closed
+        os.close(read)
+        ok = not machine_server._leases and held.sock.fileno() == -1
+        os.write(write, b"1" if ok else b"0")
+        os._exit(0)
+    os.close(write)
+    assert os.read(read, 1) == b"1"
+    os.waitpid(child, 0)
+    assert held.alive and machine_server.lease(model_file, n_ctx=N_CTX) is held
+
+
 def test_the_opt_out_runs_the_server_in_this_process(
     model_file: Path, run_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -59,9 +59,10 @@ def test_the_engine_asks_for_notes_near_the_window_and_keeps_the_latest_turn():
 def test_the_provider_count_decides_and_no_window_means_no_compaction():
     run, _ = make_run(100_000, compaction=True, max_reply_tokens=200)
     run.start()
-    turn(run, "a = 1", "x", input_tokens=10)
-    turn(run, "b = 2", "y", input_tokens=20)
-    assert isinstance(turn(run, "c = 3", "z", input_tokens=80_000), Compact)  # small text, counted large
+    turn(run, "a = 1", "x" * 3000, input_tokens=10)
+    turn(run, "b = 2", "y" * 3000, input_tokens=20)
+    # 3,000 tokens by its characters, 80,000 by the provider's count: the count decides
+    assert isinstance(turn(run, "c = 3", "z", input_tokens=80_000), Compact)
 
     run, _ = make_run(None, compaction=True)
     run.start()
@@ -124,3 +125,57 @@ def test_one_turn_shows_at_most_a_third_of_a_small_window():
     ask = run.receive_execution(ExecResult(stdout="b" * 3000), answer_ready=False)
     shown = ask.messages[-1]["content"]
     assert len(shown) < 2400 + 300 and "were not shown" in shown
+
+
+def compacting(run: RLMRun, *codes: str) -> Compact:
+    action = None
+    for code in codes:
+        action = turn(run, code, "x" * 3000)
+    assert isinstance(action, Compact)
+    return action
+
+
+def test_a_second_compaction_keeps_the_first_ones_notes():
+    run, events = make_run(4000, max_reply_tokens=200)
+    run.start()
+    compacting(run, "a = 1", "b = 2", "c = 3")
+    run.receive_summary("NOTE-ONE")
+    action = compacting(run, "d = 4", "e = 5")
+    assert (
+        "NOTE-ONE" in action.prompt and "turns 1 to 4, keeping what your earlier notes say" in action.prompt
+    )
+    run.receive_summary(f"{ERROR_PREFIX} timed out")  # failed: the code stands in, the first notes stay
+    first = run.messages[run._fixed - 1]["content"]
+    assert "NOTE-ONE" in first and "d = 4" in first and "Variables from them: a, b, c, d" in first
+    assert [e.last_turn for e in events if isinstance(e, Compacted)] == [2, 4]
+
+
+def test_an_answer_sent_back_near_the_window_still_clears_the_answer_after_the_notes():
+    run, _ = make_run(4000, max_reply_tokens=200)
+    run.start()
+    turn(run, "a = 1", "x" * 3000)
+    turn(run, "b = 2", "y" * 3000)
+    assert isinstance(
+        run.receive_reply(Completion(text="```repl\nanswer['content'] = '9'\n```", model="m")), Execute
+    )
+    action = run.receive_execution(ExecResult(stdout="z" * 3000), answer_ready=True, answer="9")
+    assert isinstance(action, Compact)  # sent back: "9" was never printed; the request waits for notes
+    ask = run.receive_summary("notes")
+    assert isinstance(ask, AskRoot) and ask.reopen
+
+
+def test_hints_given_while_the_notes_are_written_reach_the_request_that_waited():
+    run, _ = make_run(4000, max_reply_tokens=200)
+    run.start()
+    compacting(run, "a = 1", "b = 2", "c = 3")
+    run.hint("LOOK-AT-ROW-7")
+    ask = run.receive_summary("notes")
+    assert "LOOK-AT-ROW-7" in ask.messages[-1]["content"]
+
+
+def test_turns_too_short_to_be_worth_notes_are_left_as_they_are():
+    run, _ = make_run(1200, max_reply_tokens=100)  # the fixed start alone nears the threshold
+    run.start()
+    for code in ("a = 1", "b = 2", "c = 3", "d = 4"):
+        action = turn(run, code, "ok")
+        assert isinstance(action, AskRoot)
