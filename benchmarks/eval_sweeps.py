@@ -115,6 +115,19 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
         ["--tasks", "documents,repo,frames,chain", "--lengths", "64k", "-n", "6", "--methods", "rlm",
          "--model-name", "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--max-timeout", "600"],
     ),
+    "pairs-4k-compaction-1.5b": (
+        "OOLONG-Pairs at 4K with the bundled 1.5B model as root and sub-model, with root-history "
+        "compaction (on by default for its 8K window); pairs-1.5b is the same sweep before it",
+        ["--tasks", "pairs", "--lengths", "4k", "-n", "2", "--methods", "rlm", "--model-name",
+         "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--concurrency", "1", "--max-timeout", "1500"],
+    ),
+    "oolong-32k-baselines-1.5b": (
+        "OOLONG trec_coarse at 32K tokens with the bundled 1.5B model: the RLM, the plain model, "
+        "CodeAct and the summary agent",
+        ["--tasks", "oolong", "--lengths", "32k", "-n", "1", "--methods", "base,codeact,summary,rlm",
+         "--model-name", "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--concurrency", "1",
+         "--max-timeout", "1500", "--base-max-tokens", "256"],
+    ),
 }  # fmt: skip
 
 
