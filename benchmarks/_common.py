@@ -24,16 +24,23 @@ RESPONDER = BENCH_DIR / "_responder.py"
 
 @contextlib.contextmanager
 def scripted_server(
-    *, sub_latency: float = 0.25, root_latency: float = 0.0, python: str | None = None
+    *,
+    sub_latency: float = 0.25,
+    root_latency: float = 0.0,
+    python: str | None = None,
+    script: Path = RESPONDER,
+    env: dict[str, str] | None = None,
 ) -> Iterator[str]:
-    """Run the scripted server (with the benchmarks' responder) in a subprocess; yields its /v1 URL."""
+    """Run the scripted server (with the benchmarks' responder, or ``script``, which reads ``env``)
+    in a subprocess; yields its /v1 URL."""
     env = {
         **os.environ,
         "BENCH_SUB_LATENCY": str(sub_latency),
         "BENCH_ROOT_LATENCY": str(root_latency),
         "PYTHONUNBUFFERED": "1",
+        **(env or {}),
     }
-    cmd = [python or sys.executable, str(SERVER), "--port", "0", "--latency", "0", "--script", str(RESPONDER)]
+    cmd = [python or sys.executable, str(SERVER), "--port", "0", "--latency", "0", "--script", str(script)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stdout is not None

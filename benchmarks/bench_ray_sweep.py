@@ -61,18 +61,18 @@ import pickle
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import SERVER, format_result, machine_info, median, target
+import _common
+from _common import format_result, machine_info, median, target
 
 OUT = Path(__file__).resolve().parent / "ray_sweep.json"
 TARGET = 0.8  # of linear
@@ -132,31 +132,10 @@ def responder(request: Any) -> Any:
 # ------------------------------------------------------------------ the benchmark
 
 
-@contextlib.contextmanager
-def scripted_server(latency: float, tasks: int) -> Iterator[str]:
+def scripted_server(latency: float, tasks: int) -> contextlib.AbstractContextManager[str]:
     """The scripted server in a subprocess with this file as its script; yields its /v1 URL."""
-    env = {
-        **os.environ,
-        "RAY_SWEEP_LATENCY": str(latency),
-        "RAY_SWEEP_TASKS": str(tasks),
-        "PYTHONUNBUFFERED": "1",
-    }
-    cmd = [sys.executable, str(SERVER), "--port", "0", "--latency", "0", "--script", str(Path(__file__))]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        if not line.startswith("READY "):
-            err = proc.stderr.read() if proc.stderr else ""
-            raise RuntimeError(f"scripted server did not start: {line!r} {err[-2000:]}")
-        yield line.split()[1] + "/v1"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    env = {"RAY_SWEEP_LATENCY": str(latency), "RAY_SWEEP_TASKS": str(tasks)}
+    return _common.scripted_server(script=Path(__file__), env=env)
 
 
 # ------------------------------------------------------------------ the local backend's one server

@@ -124,9 +124,10 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
     "oolong-32k-baselines-1.5b": (
         "OOLONG trec_coarse at 32K tokens with the bundled 1.5B model: the RLM, the plain model, "
         "CodeAct and the summary agent",
-        ["--tasks", "oolong", "--lengths", "32k", "-n", "1", "--methods", "base,codeact,summary,rlm",
-         "--model-name", "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--concurrency", "1",
-         "--max-timeout", "1500", "--base-max-tokens", "256"],
+        ["--tasks", "oolong", "--lengths", "32k", "-n", "1", "--methods",
+         "base,codeact,codeact+subcalls,summary,rlm", "--model-name", "qwen2.5-coder-1.5b",
+         "--prompt-profile", "small", "--concurrency", "1", "--max-timeout", "1500",
+         "--base-max-tokens", "256"],
     ),
 }  # fmt: skip
 

@@ -4,8 +4,9 @@ Generates the paper's long-context task families offline (S-NIAH, OOLONG ``trec_
 OOLONG-Pairs, counting over records, verbatim-copy), families shaped like the data notebook users
 hold (real documents, a repository of code, DataFrames, chained facts, counting by meaning), and
 your own from JSONL, with a ``dev`` and a ``test`` split that share no seed, phrasing or data;
-runs the RLM, the plain model and the RLM without sub-calls side by side on them; scores them
-with the paper's metrics; keeps every rollout (resumable); and draws the paper's Figure 1.
+runs the RLM and the paper's baselines (the plain model, CodeAct with and without sub-calls, the
+summary agent, the RLM without sub-calls) side by side on them; scores them with the paper's
+metrics; keeps every rollout (resumable); and prints the paper's Table 1 and draws its Figure 1.
 ``python -m rlm_kernel.eval --help``.
 """
 
