@@ -790,7 +790,7 @@ class RLMRun:
         kept = self.messages[-1]
         self.messages = [
             *self.messages[: self._fixed - 1],
-            {"role": "user", "content": f"{self._opening}\n\n{note}"},
+            {**self.messages[self._fixed - 1], "content": f"{self._opening}\n\n{note}"},
             kept,
         ]
         self._summary, self._names, self._summarised = summary, names, last

@@ -31,6 +31,7 @@ one connection.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import json
@@ -279,6 +280,8 @@ def lease(
             raise ConfigError(
                 f"No model file at {key.model_path}: fetch it with `python -m rlm_kernel.models fetch`."
             )
+        if not _leases:  # the first: this process lets its leases go as it ends, not by the collector
+            atexit.register(close_leases)
         _leases[key] = held = _open_lease(key, _idle_timeout(idle_timeout), timeout)
         return held
 
