@@ -7,9 +7,10 @@ calls sub-LMs on pieces. ``RLM(...).completion(context, root_prompt)`` runs one.
 from __future__ import annotations
 
 from .errors import RLMError
+from .reference import RLMLogger
 from .rlm import RLM, RLMResult
 
-__all__ = ["RLM", "RLMResult", "RLMError", "load_ipython_extension", "unload_ipython_extension"]
+__all__ = ["RLM", "RLMResult", "RLMError", "RLMLogger", "load_ipython_extension", "unload_ipython_extension"]
 __version__ = "0.1.0"
 
 

@@ -12,7 +12,13 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
-from .errors import BudgetExceeded, ConfigError
+from .errors import (
+    BudgetExceeded,
+    BudgetExceededError,
+    ConfigError,
+    TimeoutExceededError,
+    TokenLimitExceededError,
+)
 from .events import Event
 from .usage import Price, is_lm_call, price_for
 
@@ -67,11 +73,11 @@ class Budget:
     def exceeded(self) -> BudgetExceeded | None:
         with self._lock:
             if self.max_cost is not None and self.cost >= self.max_cost:
-                return BudgetExceeded("max_budget ($)", round(self.cost, 6), self.max_cost)
+                return BudgetExceededError(round(self.cost, 6), self.max_cost)
             if self.max_tokens is not None and self.tokens >= self.max_tokens:
-                return BudgetExceeded("max_tokens", self.tokens, self.max_tokens)
+                return TokenLimitExceededError(self.tokens, self.max_tokens)
         if self.max_timeout is not None and self.elapsed >= self.max_timeout:
-            return BudgetExceeded("max_timeout (s)", round(self.elapsed, 2), self.max_timeout)
+            return TimeoutExceededError(round(self.elapsed, 2), self.max_timeout)
         return None
 
     def check(self) -> None:

@@ -89,6 +89,7 @@ class RLMConfig:
     )
     sub_backend_kwargs: dict[str, Any] | None = None
     max_iterations: int = _setting(30, "Root turns before the run must answer")
+    max_errors: int | None = _setting(None, "Steps in a row that may fail before the run stops; empty: any")
     max_depth: int = _setting(1, "Depth of child RLMs (rlm_query); 1 means none")
     max_output_chars: int = _setting(8192, "Characters of a step's output the root sees; the rest is cut")
     max_concurrency: int = _setting(32, "Sub-calls in flight at once")
@@ -117,7 +118,19 @@ class RLMConfig:
     )  # see rlm_kernel.executors
     tips: str | None = _setting(None, "A hint about how to work, appended to the root's prompt")
     max_tool_rounds: int = _setting(8, "Rounds of tool calls one sub-call may make before it must answer")
+    oversize: Literal["error", "split"] = _setting(
+        "error",
+        "A sub-call's prompt over the sub-model's window: raise SubcallTooLarge in the code (error), "
+        "or ask it in parts and join their answers (split)",
+        choices=("error", "split"),
+    )
     verify: bool = _setting(False, "Also ask the sub-model whether what the code printed supports the answer")
+    output_type: Any = _setting(
+        None,
+        "The answer's type: a pydantic model, dataclass, TypedDict, JSON schema or type such as list[str]; "
+        "empty: text",
+    )
+    output_retries: int = _setting(2, "Times the root may answer again when its answer is not of output_type")
     compaction: bool | None = _setting(
         None,
         "Summarise the root's older turns when its conversation nears the model's window; empty: on for "
@@ -181,11 +194,18 @@ class RLMConfig:
             and not Path(self.log_dir).is_dir()
         ):
             raise ConfigError(f"log_dir {str(self.log_dir)!r} is a file: give a folder for the trajectories.")
-        if not 0.1 <= self.compaction_threshold <= 0.95:
+        if not 0 < self.compaction_threshold <= 0.95:
             raise ConfigError(
-                "compaction_threshold is a share of the window, from 0.1 to 0.95; "
+                "compaction_threshold is a share of the window, above 0 and at most 0.95; "
                 f"got {self.compaction_threshold}."
             )
+        from .typed import output_type
+
+        output_type(self.output_type)  # a type that cannot be checked fails here, in one line
+        if self.output_retries < 0:
+            raise ConfigError(f"output_retries must be 0 or more, got {self.output_retries}.")
+        if self.max_errors is not None and self.max_errors < 1:
+            raise ConfigError(f"max_errors must be at least 1, got {self.max_errors}.")
         if self.max_reply_tokens is not None and self.max_reply_tokens < 16:
             raise ConfigError(f"max_reply_tokens must be at least 16, got {self.max_reply_tokens}.")
 
@@ -221,7 +241,8 @@ class RLMConfig:
         return self.depth + 1 < self.max_depth
 
     def child(self) -> RLMConfig:
-        return replace(self, depth=self.depth + 1)
+        """A child run's: its answer is text for its parent's code, whatever type the top one has."""
+        return replace(self, depth=self.depth + 1, output_type=None)
 
     def lm_kwargs(self, role: str) -> tuple[str, dict[str, Any], str | None]:
         """(backend, its kwargs, model) of the root's LM or the sub-calls' (``role`` "sub"): the
@@ -248,6 +269,12 @@ class RLMConfig:
                 value = {n: t.signature for n, t in value.items()}
             elif name == "sub_tools":
                 value = [t.signature for t in value]
+            elif name == "output_type" and value is not None:
+                from .typed import output_type
+
+                declared = output_type(value)
+                assert declared is not None
+                value = {"name": declared.name, "schema": declared.schema}
             out[name] = value
         return out
 

@@ -29,7 +29,18 @@ from typing import Any
 
 from .budget import Budget
 from .config import RLMConfig
-from .engine import LM_CALLS, Action, AskRoot, Compact, Execute, Finish, ResolveFinal, RLMRun, Verify
+from .engine import (
+    LM_CALLS,
+    Action,
+    AskRoot,
+    Compact,
+    Execute,
+    Finish,
+    Followup,
+    ResolveFinal,
+    RLMRun,
+    Verify,
+)
 from .errors import RLMError, RunCancelled, one_line
 from .events import EventBus, RootToken
 from .executors.base import Executor, StepOutcome
@@ -156,9 +167,12 @@ def prepare(
     parent_call_id: str | None = None,
     run_id: str | None = None,
     branch: Branch | None = None,
+    follows: Followup | None = None,
+    session: str | None = None,
 ) -> RunParts:
     """Build a run, bind the REPL names into its executor's namespace, and wire sub-calls. A
-    ``branch`` continues a recorded run; its replayed steps' sub-calls are answered from it."""
+    ``branch`` continues a recorded run; its replayed steps' sub-calls are answered from it. A
+    session's question goes on from the conversation ``follows`` holds."""
     run_id = run_id or new_run_id()
     executor = executor or LocalExecutor(tag=run_id)
     lm = tree.root_lm() if config.depth == 0 else tree.sub_lm()
@@ -177,6 +191,8 @@ def prepare(
         redact=tree.redactor.text,
         branch=branch,
         window=lm.context_window,
+        follows=follows,
+        session=session,
     )
     subcalls = Subcalls(
         pool=tree.pool,
@@ -191,6 +207,7 @@ def prepare(
         tools=config.tools,
         sub_tools=config.sub_tools,
         max_tool_rounds=config.max_tool_rounds,
+        oversize=config.oversize,
     )
     if branch is not None:
         subcalls.recorded = branch.recorded()

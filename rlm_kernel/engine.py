@@ -44,7 +44,7 @@ from typing import Any, TypeVar
 
 from . import compaction, grounding, prompts
 from .config import RLMConfig
-from .errors import RLMError
+from .errors import ErrorThresholdExceededError, RLMError
 from .events import (
     AnswerDoubted,
     AnswerSet,
@@ -67,6 +67,7 @@ from .protocol import FinalDirective, code_blocks, find_final, resolve_final, un
 from .repl import cut_note, truncate
 from .rewind import Branch, ReplayedStep
 from .subcalls import ERROR_PREFIX
+from .typed import OutputTypeError, output_type
 
 TURN_OUTPUT_TIMES = 4  # a turn's whole observation is at most this many times max_output_chars
 REGENERATE_TEMPERATURE = 0.8  # a regenerated proposal's: another proposal, even from a greedy model
@@ -169,10 +170,25 @@ class Compact:
 
 
 @dataclass(frozen=True)
+class Followup:
+    """Where a session's next question starts: the conversation of its last run, and what
+    compaction needs of it (its fixed start, its first request, earlier notes)."""
+
+    session: str
+    run_id: str
+    messages: tuple[Message, ...]
+    fixed: int
+    opening: str
+    summary: str | None = None
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Finish:
     response: str | None
     error: str | None = None
     stop: str = "answer"  # answer, max_iterations, empty, user, interrupt, budget, error
+    cause: RLMError | None = None  # the error that ended it, for a front end to raise
 
 
 Action = AskRoot | Execute | ResolveFinal | Verify | Compact | Finish
@@ -201,6 +217,7 @@ class _Answer:
     written: bool = True  # the root wrote it out (code computed it: not held to being printed)
     error: str | None = None
     stop: str = "answer"
+    typed: str | None = None  # with an output_type: the value as JSON, which is what is kept
 
 
 def _transition(method: Callable[..., _T]) -> Callable[..., _T]:
@@ -237,9 +254,13 @@ class RLMRun:
         redact: Callable[[str], str] = str,
         branch: Branch | None = None,
         window: int | None = None,
+        follows: Followup | None = None,
+        session: str | None = None,
     ) -> None:
         self.config = config
         self.branch = branch  # a rewind: the recorded run this one continues, and from where
+        self.follows = follows  # a session's next question: the conversation it goes on from
+        self.session = follows.session if follows is not None else session
         self.question = question
         self.context_meta = context_meta
         self.model = model
@@ -272,6 +293,11 @@ class RLMRun:
         self._starts: dict[int, tuple[str, str | None]] = {}  # by turn: a reply's start, and its stop
         self._seen_output = False  # whether the root has read any output of its code
         self._stop = "answer"
+        self._cause: RLMError | None = None
+        self._typed = output_type(config.output_type)  # what a committed answer must be, if anything
+        self._type_failures = 0
+        self._failed_in_row = 0  # steps in a row that raised: max_errors ends the run
+        self._last_failure: str | None = None  # the last line of the last step's traceback
         self._replays: list[ReplayedStep] = []  # a branch's inherited steps still to run again
         self._replaying: ReplayedStep | None = None
         self._replayed: dict[int, tuple[str, bool]] = {}  # step -> what its replay printed, and if it failed
@@ -322,11 +348,19 @@ class RLMRun:
         return self._asking()
 
     def _asking(self) -> AskRoot:
-        """The request for the turn in progress: the conversation as it stands."""
+        """The request for the turn in progress: the conversation as it stands, marked for caching."""
         final_turn = self._final_turn
         first = None if final_turn else self._starts.get(self.turns)
+        messages: list[Message] = [dict(m) for m in self.messages]  # type: ignore[misc]
+        # Where a provider that caches by mark (Anthropic) keeps a prefix, besides the system prompt's
+        # own mark: the fixed start (the context's description and the question), which every turn
+        # repeats, and, unless no turn follows, the whole conversation, which the next one begins with.
+        ends = [self._fixed - 1] if final_turn else [self._fixed - 1, len(messages) - 1]
+        for end in ends:
+            if 0 <= end < len(messages):  # no fixed start yet: -1
+                messages[end]["cache"] = True
         return AskRoot(
-            [dict(m) for m in self.messages],  # type: ignore[misc]
+            messages,
             self.turns,
             final_turn,
             max_tokens=self.config.reply_tokens,
@@ -343,14 +377,20 @@ class RLMRun:
             )
         return self._ask(content)
 
-    def _finish(self, response: str | None, error: str | None = None, stop: str = "answer") -> Finish:
+    def _finish(
+        self,
+        response: str | None,
+        error: str | None = None,
+        stop: str = "answer",
+        cause: RLMError | None = None,
+    ) -> Finish:
         if self._hints:  # given after the root's last turn: said, not dropped without a word
             unused = "; ".join(f'"{h[:80]}"' for h in self._hints)
             self._warn(
                 "hint_unused", f"The run ended before the root's next turn, so it never saw: {unused}."
             )
             self._hints = []
-        self.response, self.error, self._stop = response, error, stop
+        self.response, self.error, self._stop, self._cause = response, error, stop, cause
         self.state = DONE
         self.emit(
             RunEnded(
@@ -362,7 +402,7 @@ class RLMRun:
                 stop=stop,  # type: ignore[arg-type]
             )
         )
-        return Finish(response, error, stop)
+        return Finish(response, error, stop, cause)
 
     def _warn(self, code: str, text: str) -> None:
         self.emit(RunWarning(**self._ids(), code=code, text=text))  # type: ignore[arg-type]
@@ -378,8 +418,15 @@ class RLMRun:
         source_text: str | None = None,
     ) -> Action:
         """An answer committed: taken, or checked first (``checked``). ``source_text`` is the code
-        or FINAL argument that set it: an answer not written out there was computed."""
+        or FINAL argument that set it: an answer not written out there was computed. With an
+        ``output_type`` it is first parsed and validated, and kept as JSON."""
         content = self.redact(content)
+        typed = None  # checked here; the checks below read the answer as the root gave it
+        if self._typed is not None and content.strip():
+            try:
+                typed = self._typed.check(content)[1]
+            except OutputTypeError as exc:
+                return self._mistyped(content, source, exc)
         warnings = []
         if self.steps == 0:
             warnings.append(("no_code", "The answer was given without running any code on the context."))
@@ -390,7 +437,7 @@ class RLMRun:
         self._open_doubt = None
         retry = not self._sent_back and self.turns < self.config.max_iterations
         written = source_text is None or grounding.written_in(content, source_text)
-        answer = _Answer(content, source, warnings, retry, written)
+        answer = _Answer(content, source, warnings, retry, written, typed=typed)
         if checked and not warnings and not content.strip() and retry:
             return self._doubted(answer, grounding.EMPTY, "check")  # most often a value never put in
         if not checked or warnings or not content.strip():
@@ -420,13 +467,42 @@ class RLMRun:
         self.emit(
             AnswerDoubted(**self._ids(), content=answer.content, source=answer.source, reason=reason, by=by)  # type: ignore[arg-type]
         )
+        return self._send_back(grounding.send_back_note(answer.content, reason))
+
+    def _mistyped(self, content: str, source: str, error: OutputTypeError) -> Action:
+        """An answer not of ``output_type``: sent back with why, up to ``output_retries`` times; then
+        the run ends in that error, the answer kept as it was committed."""
+        self._type_failures += 1
+        self.response = content
+        retries = self.config.output_retries
+        if (
+            self._type_failures > retries
+            or source == "final_turn"
+            or self.turns >= self.config.max_iterations
+        ):
+            tries = f"; {self._type_failures} answers were tried" if self._type_failures > 1 else ""
+            return self._finish(content, f"{error}{tries}", "error", error)
+        self.emit(
+            AnswerDoubted(**self._ids(), content=content, source=source, reason=error.problem, by="type")  # type: ignore[arg-type]
+        )
+        assert self._typed is not None
+        return self._send_back(
+            f"Your answer is not of the type the task asks for: {error.problem}. {self._typed.describe()} "
+            'Then set answer["ready"] = True again.'
+        )
+
+    def _send_back(self, note: str) -> Action:
+        """The root's next turn, with ``note`` on why its answer was not taken; ``answer["ready"]`` is
+        cleared first."""
         pending = self._pending or _Pending([], None)
         self._pending = pending
         if pending.blocks:
             pending.notes.append(f"{len(pending.blocks)} later code block(s) of your reply were not run.")
         pending.blocks, pending.directive, pending.failed = [], None, False
-        pending.notes.append(grounding.send_back_note(answer.content, reason))
+        pending.notes.append(note)
         ask = self._observe()
+        if isinstance(ask, Finish):  # max_errors
+            return ask
         if isinstance(ask, Compact):  # the request after the notes clears answer["ready"]
             self._reopen = True
             return ask
@@ -434,7 +510,7 @@ class RLMRun:
 
     def _accept(self, answer: _Answer) -> Finish:
         self._judging = None
-        content = answer.content
+        content = answer.content if answer.typed is None else answer.typed
         self.emit(AnswerSet(**self._ids(), content=content, source=answer.source))  # type: ignore[arg-type]
         for code, text in answer.warnings:
             self._warn(code, text)
@@ -453,6 +529,19 @@ class RLMRun:
     def start(self) -> Action:
         if self.branch is not None:
             return self._start_branch()
+        if (follows := self.follows) is not None:
+            messages = [dict(m) for m in follows.messages]
+            while messages and messages[-1]["role"] == "user":  # a request its run never had answered
+                messages.pop()
+            self._started(
+                messages,  # type: ignore[arg-type]
+                follows=follows.run_id,
+                fixed=follows.fixed,
+                opening=follows.opening,
+            )
+            self._fixed, self._opening = follows.fixed, follows.opening
+            self._summary, self._names = follows.summary, list(follows.names)
+            return self._ask(prompts.next_question(self.question, self._typed and self._typed.describe()))
         opening = prompts.opening_messages(
             profile=self.config.profile,
             question=self.question,
@@ -463,6 +552,7 @@ class RLMRun:
             tools=list(self.config.tools.values()),
             sub_tools=self.config.sub_tools,
             tips=self.config.tips,
+            answer_type=self._typed.describe() if self._typed else None,
         )
         self._started(opening[:-1])
         self._fixed, self._opening = len(opening), opening[-1]["content"]
@@ -484,6 +574,7 @@ class RLMRun:
                 parent_call_id=self.parent_call_id,
                 settings=self.config.public(),
                 prompt=[dict(m) for m in self.messages],
+                session=self.session,
                 **branch,
             )
         )
@@ -627,10 +718,14 @@ class RLMRun:
             pending.notes.append("Your FINAL was ignored because the code before it failed.")
         return self._observe()
 
-    def _observe(self) -> AskRoot | Compact:
+    def _observe(self) -> AskRoot | Compact | Finish:
         pending = self._pending
         assert pending is not None
         self._pending = None
+        limit = self.config.max_errors
+        if limit is not None and self._failed_in_row >= limit:
+            error = ErrorThresholdExceededError(self._failed_in_row, limit, self._last_failure)
+            return self._finish(self.response, str(error), "error", error)
         self._seen_output = self._seen_output or any(text.strip() for _, text in pending.outputs)
         text = prompts.observation(
             pending.outputs,
@@ -682,6 +777,9 @@ class RLMRun:
                 f"Reserved names were put back after your code replaced them: {', '.join(restored)}."
             )
         pending.outputs.append((self._executing, shown))
+        self._failed_in_row = self._failed_in_row + 1 if result.error else 0
+        if result.error:
+            self._last_failure = next((ln for ln in reversed(result.error.splitlines()) if ln.strip()), None)
         # A traceback supports no answer, though it may quote the very value (a line of the code).
         self._outputs.append(
             truncate(self.redact(result.printed()), self.config.max_output_chars)[0]
@@ -703,6 +801,12 @@ class RLMRun:
         """The answer given on the extra turn after the iteration limit; the run still reports why.
         It is checked, to warn, but not sent back."""
         content = self.redact(content if content is not None else reply.strip())
+        typed = None
+        if self._typed is not None:
+            try:
+                typed = self._typed.check(content)[1]
+            except OutputTypeError as exc:
+                return self._mistyped(content, "final_turn", exc)
         written = source_text is None or grounding.written_in(content, source_text)
         self._open_doubt = None
         answer = _Answer(
@@ -714,6 +818,7 @@ class RLMRun:
             error=f"max_iterations ({self.config.max_iterations}) reached; the response is the root's "
             f"last answer, given without running more code.",
             stop="max_iterations",
+            typed=typed,
         )
         if self.steps == 0 or not self._seen_output or not content.strip():
             return self._accept(answer)
@@ -898,7 +1003,7 @@ class RLMRun:
         """The human set the answer (``answer["ready"] = True`` in a cell of their own): the run
         ends, with it as it is (not checked)."""
         if self.state == DONE:
-            return Finish(self.response, self.error, self._stop)
+            return Finish(self.response, self.error, self._stop, self._cause)
         self._pending = self._judging = None
         finish = self._answer(content, "answer", checked=False)
         assert isinstance(finish, Finish)
@@ -908,7 +1013,7 @@ class RLMRun:
     def abort(self, error: RLMError | str) -> Finish:
         """End the run now (cancel, budget, provider failure), keeping what it had."""
         if self.state == DONE:
-            return Finish(self.response, self.error, self._stop)
+            return Finish(self.response, self.error, self._stop, self._cause)
         stop = error.stop if isinstance(error, RLMError) else "error"
         if self._open_doubt is not None:
             self._warn(
@@ -916,8 +1021,20 @@ class RLMRun:
                 f"The answer is not supported by what the code printed: {self._open_doubt}. The run "
                 "was stopped after it was sent back.",
             )
-        return self._finish(self.response, str(error), stop)
+        return self._finish(self.response, str(error), stop, error if isinstance(error, RLMError) else None)
 
     @property
     def done(self) -> bool:
         return self.state == DONE
+
+    def followup(self, session: str) -> Followup:
+        """Where the session's next question starts: this run's conversation as it ended."""
+        return Followup(
+            session,
+            self.run_id,
+            tuple(dict(m) for m in self.messages),  # type: ignore[misc]
+            self._fixed,
+            self._opening,
+            self._summary,
+            tuple(self._names),
+        )

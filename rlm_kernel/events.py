@@ -74,6 +74,10 @@ class RunStarted(Event):
     # worked example, first request), and that first request as it was asked (compaction keeps both).
     fixed: int = 0
     opening: str = ""
+    # A question of a session (``RLM.session``): the session, and its run before this one, whose
+    # conversation is then this run's ``prompt`` (and ``fixed``, ``opening`` are set as a branch's).
+    session: str | None = None
+    follows: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,6 +144,9 @@ class SubcallStarted(Event):
     batch_size: int = 1
     call_kind: Literal["llm", "rlm"] = "llm"
     prompt_key: str = ""  # a hash of the whole request, by which a branch's replay finds the reply
+    # The images sent (llm_query(images=)): media_type, width, height, bytes and, where Pillow is
+    # installed, a thumbnail data URL of at most 96 pixels a side; never the image's own bytes.
+    images: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -188,7 +195,8 @@ class AnswerSet(Event):
 @dataclass(frozen=True, kw_only=True)
 class AnswerDoubted(Event):
     """An answer the root committed was not taken: what the code printed does not support it
-    (``by`` the cheap check of ``rlm_kernel.grounding``, or the sub-model asked with ``verify``).
+    (``by`` the cheap check of ``rlm_kernel.grounding``, or the sub-model asked with ``verify``), or
+    it is not of the run's ``output_type`` (``by`` "type").
     The root gets one more turn, told why; an ``AnswerSet`` follows when it answers again. Only a
     run's final answer can carry an ``unsupported`` warning."""
 
@@ -196,7 +204,7 @@ class AnswerDoubted(Event):
     content: str
     source: Literal["answer", "FINAL", "FINAL_VAR"]
     reason: str
-    by: Literal["check", "verify"] = "check"
+    by: Literal["check", "verify", "type"] = "check"  # type: not of the run's output_type
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -249,7 +257,8 @@ class Compacted(Event):
 class RunWarning(Event):
     """Something a reader of the result should know that did not stop the run: an answer given
     without running code, an answer set by a step that raised, an answer what the code printed
-    does not support (``unsupported``), a reply stopped in a loop."""
+    does not support (``unsupported``), a reply stopped in a loop, a sub-call's prompt over the
+    window asked in parts (``subcall_split``)."""
 
     kind: ClassVar[str] = "warning"
     code: Literal[
@@ -262,6 +271,7 @@ class RunWarning(Event):
         "replay_diverged",
         "hint_unused",
         "compaction_failed",
+        "subcall_split",
     ]
     text: str
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .errors import one_line
+from .images import describe_images
 from .lm.base import Message
 from .tools import Tool
 from .worked import example_turns, reply_start, reply_starts, shape_of
@@ -122,6 +123,12 @@ def _metadata(context: Any) -> dict[str, Any]:
     if isinstance(known, Mapping):
         return dict(known)
     meta: dict[str, Any] = {"type": type(context).__name__, "shape": shape_of(context)}
+    if (images := describe_images(context)) is not None:  # counts, sizes, formats: never their bytes
+        meta["images"] = images
+        if isinstance(context, Sequence):
+            meta["items"] = len(context)
+        meta["preview"] = f"({images['count']} image(s); pass them to llm_query(prompt, images=...))"
+        return meta
     if meta["shape"] in ("frame", "array"):
         return {**meta, **_array_metadata(context)}
     if isinstance(context, str):
@@ -195,6 +202,14 @@ def describe_context(meta: Mapping[str, Any]) -> str:
     if "items" in meta:
         parts.append(f"{meta['items']:,} items")
     lines = ["The variable `context` holds: " + ", ".join(parts) + "."]
+    if images := meta.get("images"):
+        formats = ", ".join(f"{n} {kind}" for kind, n in images["formats"].items())
+        more = " ..." if images["count"] > len(images["sizes"]) else ""
+        lines.append(
+            f"Images: {images['count']:,} ({formats}; {images['bytes']:,} bytes in all). "
+            f"Sizes (width x height): {', '.join(images['sizes'])}{more}. "
+            "A vision model reads them: llm_query(prompt, images=[...])."
+        )
     if meta.get("keys"):
         lines.append(f"First keys: {meta['keys']}")
     if meta.get("item_lengths"):
@@ -329,8 +344,10 @@ def opening_messages(
     tools: Sequence[Tool] = (),
     sub_tools: Sequence[Tool] = (),
     tips: str | None = None,
+    answer_type: str | None = None,
 ) -> list[Message]:
-    """System prompt, worked example (small profile) and the first user turn.
+    """System prompt, worked example (small profile) and the first user turn; ``answer_type`` says
+    what the answer must be (``output_type``), after the question.
 
     The stable prefix is marked ``cache`` for providers with explicit prompt caching. A system
     prompt of the caller's own still gets the tools and tips appended.
@@ -346,7 +363,10 @@ def opening_messages(
         messages.extend(example_turns(context_meta, question))
     messages[-1]["cache"] = True
     task = question or "Answer the request contained in the context."
-    messages.append({"role": "user", "content": f"{describe_context(context_meta)}\n\nQuestion: {task}"})
+    request = f"{describe_context(context_meta)}\n\nQuestion: {task}"
+    if answer_type:
+        request += f"\n\n{answer_type}"
+    messages.append({"role": "user", "content": request})
     return messages
 
 
@@ -387,6 +407,17 @@ def observation(
     if remaining is not None and remaining <= 2:
         parts.append(f"You have {remaining} turn(s) left: finish soon.")
     return "\n\n".join(parts)
+
+
+def next_question(question: str | None, answer_type: str | None = None) -> str:
+    """A session's next question, asked in the same conversation over the same REPL."""
+    task = question or "Answer the request contained in the context."
+    text = (
+        "A new question about the same context. Every variable you made is still in the REPL, and "
+        'answer["ready"] is False again: answer this question as you did the last.\n\n'
+        f"Question: {task}"
+    )
+    return f"{text}\n\n{answer_type}" if answer_type else text
 
 
 def final_turn(iterations: int, protocol: str) -> str:

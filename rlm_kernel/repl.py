@@ -1,7 +1,8 @@
 """The REPL scaffold: the names the root LM's code sees, shared by every executor.
 
 ``context``, ``llm_query``, ``llm_query_batched``, ``rlm_query``, ``rlm_query_batched``,
-``answer``, ``FINAL``, ``FINAL_VAR`` and ``SHOW_VARS`` are bound into a namespace for
+``answer``, ``FINAL``, ``FINAL_VAR`` and ``SHOW_VARS`` (and ``SubcallTooLarge``, which
+``llm_query`` raises for a prompt over the sub-model's window) are bound into a namespace for
 the run and put back after each step if code overwrote them. The user's own values
 under those names are saved first and restored when the run ends.
 """
@@ -15,6 +16,7 @@ import types
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any, Protocol
 
+from .errors import SubcallTooLarge
 from .protocol import FinalDirective, resolve_final
 
 __all__ = [
@@ -38,6 +40,7 @@ RESERVED = (
     "FINAL",
     "FINAL_VAR",
     "SHOW_VARS",
+    "SubcallTooLarge",
 )
 
 _MISSING = object()
@@ -83,6 +86,7 @@ class Scaffold:
                 llm_query_batched=subcalls.llm_query_batched,
                 rlm_query=subcalls.rlm_query,
                 rlm_query_batched=subcalls.rlm_query_batched,
+                SubcallTooLarge=SubcallTooLarge,  # so that the code can catch it by name
             )
         self._names.update(helpers or {})  # reserved like the others while the run lasts
         namespace.update(self._names)

@@ -14,16 +14,20 @@ from typing import Any
 
 from .config import RLMConfig, normalize
 from .driver import Approve, RunParts, RunTree, adrive, drive, new_run_id, prepare
-from .engine import Finish
-from .errors import ConfigError, MissingAPIKey
-from .events import Event, EventBus, RootToken, RunWarning
+from .engine import Finish, Followup
+from .errors import ConfigError, MissingAPIKey, RLMError
+from .events import Event, EventBus, RootToken, RunStarted, RunWarning
 from .executors import check_executor, make_executor
 from .executors.base import Executor
 from .lm import backend as backend_of
 from .lm import make_lm
+from .reference import KEYWORDS as REFERENCE_KEYWORDS
+from .reference import Translated, UsageSummary, trajectory_of, translate
 from .rewind import Branch, branch_at
 from .runtime import Runtime
+from .session import Session
 from .trajectory import TrajectoryWriter, default_log_dir, load
+from .typed import output_type
 from .usage import Usage, summarize
 
 __all__ = ["RLM", "RLMResult", "OpenRun"]
@@ -34,9 +38,10 @@ log = logging.getLogger("rlm_kernel")
 @dataclass
 class RLMResult:
     """What a run produced. ``error`` is set when it ended without a clean answer (the partial
-    response, if any, is kept in ``response``)."""
+    response, if any, is kept in ``response``). With ``output_type``, ``response`` is the typed
+    value (the trajectory keeps its JSON); where it failed validation, the answer as committed."""
 
-    response: str | None
+    response: Any
     error: str | None
     iterations: int
     usage: Usage
@@ -46,13 +51,35 @@ class RLMResult:
     run_id: str
     restored_names: list[str] = field(default_factory=list)  # the caller's own values put back
     warnings: list[str] = field(default_factory=list)  # what a reader should know: see RunWarning
+    exception: RLMError | None = field(default=None, repr=False)  # what ended the run, if an error did
+    metadata: dict[str, Any] | None = field(default=None, repr=False)  # the reference's, with a logger
 
     def __str__(self) -> str:
-        return self.response if self.response is not None else f"(no answer: {self.error})"
+        return str(self.response) if self.response is not None else f"(no answer: {self.error})"
 
     @property
     def ok(self) -> bool:
         return self.error is None and self.response is not None
+
+    def raise_for_error(self) -> RLMResult:
+        """Raise what ended the run (``BudgetExceededError``, ``TimeoutExceededError``, ...: the
+        reference's names), carrying the partial response as ``partial_answer``; else the result."""
+        if self.exception is not None:
+            self.exception.partial_answer = self.response
+            raise self.exception
+        if self.error is not None:
+            raise RLMError(self.error)
+        return self
+
+    # The reference's names for the same figures.
+    @property
+    def usage_summary(self) -> UsageSummary:
+        """Usage by model, as the reference gives it (``model_usage_summaries``)."""
+        return UsageSummary.of(self.usage)
+
+    @property
+    def root_model(self) -> str:
+        return next((e.model for e in self.trajectory if isinstance(e, RunStarted)), "unknown")
 
 
 class RLM:
@@ -76,12 +103,23 @@ class RLM:
     ) -> None:
         """``settings`` are :class:`~rlm_kernel.config.RLMConfig`'s fields (``max_iterations``,
         ``max_budget``, ``prompt_profile``, ``model_name``, ``log_dir``, ...): listed once, there.
-        ``runtime`` is the :class:`~rlm_kernel.runtime.Runtime` whose loop and watchdog the runs
-        use; by default the process's shared one."""
+        The reference ``rlms`` package's keywords are taken too (``environment``, ``verbose``,
+        ``logger``, ``custom_tools``, ...: :mod:`rlm_kernel.reference`). ``runtime`` is the
+        :class:`~rlm_kernel.runtime.Runtime` whose loop and watchdog the runs use; by default the
+        process's shared one."""
         self.runtime = runtime
-        settings = normalize(settings)
-        if "depth" in settings:
-            raise ConfigError("RLM: depth is set by the run tree, not given.")
+        settings = dict(settings)
+        ref = translate(backend, backend_kwargs, settings)  # takes the reference's keywords out
+        settings = normalize(settings, known=REFERENCE_KEYWORDS)  # those only name the closest
+        own = {"sub_backend": sub_backend, "sub_backend_kwargs": sub_backend_kwargs}
+        for name, value in ref.settings.items():
+            if name in settings or own.get(name) is not None:
+                raise ConfigError(f"RLM: {name!r} is given twice, by its name and by a reference keyword.")
+            settings[name] = value
+        backend_kwargs = settings.pop("backend_kwargs", backend_kwargs)
+        sub_backend = settings.pop("sub_backend", sub_backend)
+        sub_backend_kwargs = settings.pop("sub_backend_kwargs", sub_backend_kwargs)
+        self._reference = ref
         if settings.get("log_dir") is True:
             settings["log_dir"] = None
         self._setup(
@@ -98,6 +136,7 @@ class RLM:
     def from_config(cls, config: RLMConfig) -> RLM:
         """An RLM with these settings (an eval's, a front end's): nothing copied by hand."""
         rlm = cls.__new__(cls)
+        rlm._reference = Translated()
         rlm._setup(config)
         return rlm
 
@@ -116,7 +155,13 @@ class RLM:
                     raise
                 raise ConfigError(str(exc).replace("backend_kwargs", "sub_backend_kwargs")) from None
         check_executor(self.config.executor, self.config.executor_kwargs)
+        if self._reference.variables and config.executor != "local":
+            raise ConfigError(
+                f"custom_tools {sorted(self._reference.variables)} are values, not functions: put them in "
+                "the context, or run with executor='local'."
+            )
         self._active_run: RunParts | None = None
+        self._session: Session | None = None  # persistent=True's
         self._lock = threading.Lock()
 
     # -- running -------------------------------------------------------------------------
@@ -129,8 +174,11 @@ class RLM:
         executor: Executor | None = None,
         subscribers: tuple[Callable[[Event], None], ...] = (),
         branch: Branch | None = None,
+        follows: Followup | None = None,
+        session: str | None = None,
     ) -> OpenRun:
-        """Prepare a run for a driver of your own (the notebook driver uses this); ``close`` it after."""
+        """Prepare a run for a driver of your own (the notebook driver uses this); ``close`` it after.
+        ``follows`` and ``session``: a question of a session (:meth:`session`)."""
         if branch is not None and root_prompt is None:
             root_prompt = branch.question
         bus = EventBus()
@@ -141,18 +189,28 @@ class RLM:
         if self.config.log_dir is not False:
             writer = TrajectoryWriter.in_dir(self.config.log_dir or default_log_dir(), run_id)
             bus.subscribe(writer)
-        for fn in subscribers:
+        for fn in (*self._reference.subscribers, *subscribers):
             bus.subscribe(fn)
+        if executor is None:
+            namespace = self._with_variables(namespace)
         tree = RunTree(self.config, bus, self.runtime)
         try:
             if executor is None:
                 c = self.config
                 executor = make_executor(c.executor, c.executor_kwargs, tag=run_id, namespace=namespace)
             parts = prepare(
-                tree, self.config, context, root_prompt, executor=executor, run_id=run_id, branch=branch
+                tree,
+                self.config,
+                context,
+                root_prompt,
+                executor=executor,
+                run_id=run_id,
+                branch=branch,
+                follows=follows,
+                session=session,
             )
         except BaseException:
-            if executor is not None:
+            if executor is not None and session is None:  # a session's REPL outlives one question
                 executor.close()
             tree.close()
             if writer:
@@ -161,6 +219,15 @@ class RLM:
         with self._lock:
             self._active_run = parts
         return OpenRun(self, parts, events, writer)
+
+    def _with_variables(self, namespace: MutableMapping[str, Any] | None) -> MutableMapping[str, Any] | None:
+        """``namespace`` with the reference's ``custom_tools`` that are values, not functions."""
+        if not self._reference.variables:
+            return namespace
+        namespace = {} if namespace is None else namespace
+        for name, value in self._reference.variables.items():
+            namespace.setdefault(name, value)
+        return namespace
 
     def _closed(self, parts: RunParts) -> None:
         with self._lock:
@@ -183,6 +250,10 @@ class RLM:
         there); ``subscribers`` receive every event as it happens. ``branch`` continues a recorded
         run from one of its steps instead of starting anew: see :meth:`continue_from`.
         """
+        if self._reference.persistent and branch is None:  # the reference's persistent=True
+            if self._session is None:
+                self._session = self.session(context, namespace=namespace, subscribers=subscribers)
+            return self._session.ask(root_prompt, context=context)
         run = self.open(
             context,
             root_prompt,
@@ -192,6 +263,29 @@ class RLM:
             branch=branch,
         )
         return run.close(drive(run.parts))
+
+    def session(
+        self,
+        context: Any,
+        *,
+        namespace: MutableMapping[str, Any] | None = None,
+        subscribers: tuple[Callable[[Event], None], ...] = (),
+    ) -> Session:
+        """Questions over ``context`` that share one REPL and one conversation: ``ask`` each in
+        turn, then ``close`` (or use it in a ``with``)."""
+        return Session(self, context, namespace=namespace, subscribers=subscribers)
+
+    def close(self) -> None:
+        """End the session that ``persistent=True`` keeps, if any."""
+        if self._session is not None:
+            self._session.close()
+            self._session = None
+
+    def __enter__(self) -> RLM:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     async def acompletion(
         self,
@@ -206,6 +300,8 @@ class RLM:
         """The async twin of :meth:`completion`: LM calls are awaited and code runs in a worker thread.
 
         ``approve(step, code)`` is awaited before each step and returns the code to run (step mode)."""
+        if self._reference.persistent:
+            raise ConfigError("persistent=True keeps its session in completion(); acompletion() starts anew.")
         run = self.open(context, root_prompt, namespace=namespace, subscribers=subscribers, branch=branch)
         return run.close(await adrive(run.parts, approve))
 
@@ -261,21 +357,26 @@ class OpenRun:
         self.writer = writer
         self.started = time.perf_counter()
 
-    def close(self, finish: Finish) -> RLMResult:
+    def close(self, finish: Finish, *, keep_executor: bool = False) -> RLMResult:
+        """The result; the executor is closed unless ``keep_executor`` (a session's next question)."""
         self.rlm._closed(self.parts)
+        restored: list[str] = []
         try:
-            restored = self.parts.executor.close()
+            if not keep_executor:
+                restored = self.parts.executor.close()
         except Exception:  # a kernel that will not shut down cleanly must not cost the result
             log.warning("rlm_kernel: closing the executor failed", exc_info=True)
-            restored = []
         self.parts.tree.close()
-        error = finish.error
+        error, response = finish.error, finish.response
+        declared = output_type(self.rlm.config.output_type)
+        if declared is not None and response is not None and error is None:
+            response = declared.load(response)
         if self.writer:
             self.writer.close()
             if self.writer.error:  # the answer stands; the record of it is incomplete
                 error = f"{error}; {self.writer.error}" if error else self.writer.error
         return RLMResult(
-            response=finish.response,
+            response=response,
             error=error,
             iterations=self.parts.run.iterations,
             usage=summarize(self.events),
@@ -285,6 +386,8 @@ class OpenRun:
             run_id=self.parts.run.run_id,
             restored_names=restored,
             warnings=[e.text for e in self.events if isinstance(e, RunWarning) and e.depth == 0],
+            exception=finish.cause,
+            metadata=trajectory_of(self.events) if self.rlm._reference.logger is not None else None,
         )
 
 

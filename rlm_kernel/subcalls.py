@@ -11,8 +11,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+import hashlib
 import itertools
 import json
+import math
 import threading
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -20,15 +22,17 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from .budget import Budget
-from .errors import RLMError, RunCancelled, one_line
-from .events import Event, SubcallFinished, SubcallStarted, ToolCalled
-from .lm.base import Completion, LMClient, Message, estimate_tokens
-from .lm.replay import request_key
+from .errors import ConfigError, RLMError, RunCancelled, SubcallTooLarge, one_line
+from .events import Event, RunWarning, SubcallFinished, SubcallStarted, ToolCalled
+from .images import Image, load_images
+from .lm.base import Completion, LMClient, Message, SeesImages
+from .lm.replay import RecordingLM, request_key
+from .lm.tokens import conservative_tokens, fitting_prefix, preflight, split_text, template_tokens
 from .rewind import RecordedReplies
 from .runtime import Runtime, StopSignal, default_runtime, wait_any
 from .tools import RESULT_PREVIEW, Tool, ToolRequest, as_text, calls_in_text
 
-__all__ = ["SubcallPool", "Subcalls", "ERROR_PREFIX", "prompt_list"]
+__all__ = ["SubcallPool", "Subcalls", "ERROR_PREFIX", "OVERSIZE", "prompt_list", "images_for", "batch_images"]
 
 T = TypeVar("T")
 ERROR_PREFIX = "[llm_query error]"
@@ -38,6 +42,11 @@ _ids = itertools.count(1)
 # stops it early.
 TOOL_ROUND_TOKENS = 512
 LAST_ROUND = "You have used all your tool calls: answer now, in text, from what you have."
+# What llm_query does with a prompt over the sub-model's window: raise SubcallTooLarge in the code,
+# or ask it in parts and join their answers.
+OVERSIZE = ("error", "split")
+# A part of a split prompt holds at least this many tokens of it, or the prompt is not split.
+MIN_PART_TOKENS = 64
 
 
 class SubcallPool:
@@ -157,6 +166,39 @@ def prompt_list(prompts: Any, name: str) -> list[Any]:
     return list(prompts)
 
 
+def images_for(images: Any, lm: LMClient) -> list[Image]:
+    """A call's images, loaded, for a model that takes them: a model that does not is a ValueError
+    raised in the code before anything is sent (as is an image that cannot be read)."""
+    loaded = load_images(images)
+    if not loaded:
+        return loaded
+    inner = lm
+    while isinstance(inner, RecordingLM):  # the recorded client is the one that sees
+        inner = inner.inner
+    if not (isinstance(inner, SeesImages) and inner.sees_images()):
+        raise ValueError(
+            f"{lm.model_name} does not take images: ask a vision model (llm_query(..., model='gpt-4o')), "
+            "or, if this one does take them, say so with backend_kwargs={'vision': True} "
+            "(sub_backend_kwargs for sub-calls)"
+        )
+    return loaded
+
+
+def batch_images(images: Any, n: int) -> list[Any]:
+    """``llm_query_batched``'s ``images``: one entry per prompt (an image, a list of them, a folder, or
+    None), so that each prompt sends its own; None for none at all."""
+    if images is None:
+        return [None] * n
+    if isinstance(images, (str, bytes)) or not isinstance(images, Sequence):
+        raise TypeError(
+            "llm_query_batched takes images=[images of prompt 1, images of prompt 2, ...], one entry "
+            "per prompt (the same for all: images=[imgs] * len(prompts))"
+        )
+    if len(images) != n:
+        raise ValueError(f"images= has {len(images)} entries for {n} prompts: give one per prompt")
+    return list(images)
+
+
 class Subcalls:
     """The ``llm_query`` family for one run: where calls go and how they are recorded."""
 
@@ -175,7 +217,11 @@ class Subcalls:
         tools: Mapping[str, Tool] | None = None,
         sub_tools: Sequence[Tool] = (),
         max_tool_rounds: int = 8,
+        oversize: str = "error",
     ) -> None:
+        if oversize not in OVERSIZE:
+            raise ConfigError(f"Unknown oversize {oversize!r}: choose one of {', '.join(OVERSIZE)}.")
+        self.oversize = oversize
         self.redact = redact  # a secret the code puts in a prompt goes to no sub-model
         self.tools = dict(tools or {})  # the root's code calls these
         self.sub_tools = {t.name: t for t in sub_tools}  # only sub-calls' models call these
@@ -206,16 +252,27 @@ class Subcalls:
         max_tokens: int | None = None,
         *,
         tools: bool = True,
+        index: int | None = None,
+        raise_too_large: bool = False,
+        images: Sequence[Image] = (),
     ) -> str:
-        """One sub-call. ``prompt`` is the text of one user turn, or (for helpers) whole messages."""
+        """One sub-call. ``prompt`` is the text of one user turn, or (for helpers) whole messages;
+        ``images`` go after the text of that turn. A prompt over the window is not sent: its
+        :class:`SubcallTooLarge` is raised where ``raise_too_large`` (``llm_query``'s, to be raised
+        in the code), else it is the error text."""
         messages: list[Message] = [
             {**m, "content": self.redact(str(m["content"]))}  # type: ignore[typeddict-item]
             for m in (prompt if isinstance(prompt, list) else [{"role": "user", "content": str(prompt)}])
         ]
+        if images:
+            messages[-1] = {**messages[-1], "images": list(images)}
         text = "\n".join(m["content"] for m in messages)
         call_id = f"c{next(_ids)}"
         step = self.step
         key = request_key(messages)
+        if images:  # the same text with other images is another request
+            seen = ",".join(image.digest() for image in images)
+            key = hashlib.sha256(f"{key}:{seen}".encode()).hexdigest()[:32]
         self.emit(
             SubcallStarted(
                 **self._ids(),
@@ -227,6 +284,7 @@ class Subcalls:
                 batch_id=batch_id,
                 batch_size=batch_size,
                 prompt_key=key,
+                images=[image.record() for image in images],
             )
         )
         started = time.perf_counter()
@@ -236,15 +294,10 @@ class Subcalls:
             return recorded
         try:
             self.budget.check()
-            window = lm.context_window
-            if window is not None and (need := estimate_tokens(text)) > window:
-                raise RLMError(
-                    f"prompt of about {need:,} tokens does not fit {lm.model_name}'s window of {window:,} "
-                    f"tokens; split it into smaller pieces"
-                )
             if self.sub_tools and tools:
-                completion = await self._with_tools(lm, messages, max_tokens, call_id, step)
+                completion = await self._with_tools(lm, messages, max_tokens, call_id, step, index)
             else:
+                await _fits(lm, messages, max_tokens, index)
                 completion = await lm.complete(messages, max_tokens=max_tokens)
             if not completion.text.strip():
                 raise RLMError(f"{lm.model_name} gave an empty reply")
@@ -260,6 +313,19 @@ class Subcalls:
                 )
             )
             raise
+        except SubcallTooLarge as exc:  # never sent
+            self.emit(
+                SubcallFinished(
+                    **self._ids(),
+                    **finished,
+                    error=one_line(exc),
+                    latency_s=time.perf_counter() - started,
+                    cost=0.0,
+                )
+            )
+            if raise_too_large:
+                raise
+            return f"{ERROR_PREFIX} {one_line(exc)}"
         except Exception as exc:  # the provider's error, or any other: this slot fails, the batch goes on
             reason = str(exc) if isinstance(exc, RLMError) else f"{type(exc).__name__}: {exc}"
             reason = reason.splitlines()[0] if reason else type(exc).__name__
@@ -290,7 +356,13 @@ class Subcalls:
         return completion.text
 
     async def _with_tools(
-        self, lm: LMClient, messages: list[Message], max_tokens: int | None, call_id: str, step: int | None
+        self,
+        lm: LMClient,
+        messages: list[Message],
+        max_tokens: int | None,
+        call_id: str,
+        step: int | None,
+        index: int | None = None,
     ) -> Completion:
         """The tool-calling loop of one sub-call: the model's tool calls run (in a thread, as they
         may block) and their results go back to it, until it answers in text; after
@@ -307,6 +379,8 @@ class Subcalls:
                 last or nudge
             ):  # the tools stay declared (a history of tool calls needs them), but not to be used
                 conversation.append({"role": "user", "content": nudge or LAST_ROUND})
+            # Each round: the tools' results may take a conversation that fit past the window.
+            await _fits(lm, conversation, max_tokens or TOOL_ROUND_TOKENS, index, specs)
             completion = await lm.complete(
                 conversation, max_tokens=max_tokens or TOOL_ROUND_TOKENS, tools=specs
             )
@@ -414,7 +488,7 @@ class Subcalls:
             return None
         return self.recorded.take(step, key)
 
-    def _gather(self, futures: Sequence[concurrent.futures.Future[str]]) -> list[str]:
+    def _gather(self, futures: Sequence[concurrent.futures.Future[T]]) -> list[T]:
         try:
             return [self.pool.wait(f, self.budget) for f in futures]
         except BaseException:
@@ -423,16 +497,90 @@ class Subcalls:
             raise
 
     # -- the REPL functions --------------------------------------------------------
-    def llm_query(self, prompt: str, model: str | None = None) -> str:
-        """Ask the sub-model one prompt; returns its reply (or a string starting with [llm_query error])."""
-        return self._gather([self.pool.submit(self._call(prompt, self.lm_for(model), None, 1))])[0]
+    def llm_query(self, prompt: str, model: str | None = None, images: Any = None) -> str:
+        """Ask the sub-model one prompt; returns its reply (or a string starting with [llm_query error]).
+        A prompt over the sub-model's window raises SubcallTooLarge (oversize="split": is asked in parts).
+        ``images``: an image (PIL image, PNG/JPEG/GIF/WebP bytes, a path), a list of them, or a folder;
+        a model that takes none raises ValueError before anything is sent."""
+        lm = self.lm_for(model)
+        loaded = images_for(images, lm)
+        call = self._call(prompt, lm, None, 1, raise_too_large=True, images=loaded)
+        try:
+            return self._gather([self.pool.submit(call)])[0]
+        except SubcallTooLarge as too_large:
+            # A prompt with images is not split: each part would need the images again.
+            if self.oversize == "split" and not isinstance(prompt, list) and not loaded:
+                (joined,) = self._split([(str(prompt), too_large)], lm)
+                if joined is not None:
+                    return joined
+            raise too_large.with_traceback(None) from None  # the loop's frames are not the code's
 
-    def llm_query_batched(self, prompts: Sequence[str], model: str | None = None) -> list[str]:
-        """Ask many prompts at once, concurrently; replies come back in the prompts' order."""
+    def llm_query_batched(
+        self, prompts: Sequence[str], model: str | None = None, images: Sequence[Any] | None = None
+    ) -> list[str]:
+        """Ask many prompts at once, concurrently; replies come back in the prompts' order. A prompt over
+        the window is not sent: its slot says so, with its index (oversize="split": asked in parts).
+        ``images``: one entry per prompt (an image, a list of them, a folder, or None)."""
         prompts = prompt_list(prompts, "llm_query_batched")
         lm = self.lm_for(model)
+        loaded = [images_for(each, lm) for each in batch_images(images, len(prompts))]
         batch_id = f"b{next(_ids)}"
-        return self._gather([self.pool.submit(self._call(p, lm, batch_id, len(prompts))) for p in prompts])
+        size = len(prompts)
+        replies = self._gather(
+            [self.pool.submit(self._slot(p, lm, batch_id, size, i, loaded[i])) for i, p in enumerate(prompts)]
+        )
+        over = {i: r for i, r in enumerate(replies) if isinstance(r, SubcallTooLarge) and not loaded[i]}
+        if over and self.oversize == "split":
+            split = self._split([(str(prompts[i]), too_large) for i, too_large in over.items()], lm)
+            for i, joined in zip(over, split, strict=True):
+                replies[i] = joined if joined is not None else replies[i]
+        return [r if isinstance(r, str) else f"{ERROR_PREFIX} {one_line(r)}" for r in replies]
+
+    async def _slot(
+        self, prompt: Any, lm: LMClient, batch_id: str, size: int, index: int, images: Sequence[Image] = ()
+    ) -> str | SubcallTooLarge:
+        """One prompt of a batch: its reply, or why it was too large to send."""
+        try:
+            return await self._call(
+                prompt, lm, batch_id, size, index=index, raise_too_large=True, images=images
+            )
+        except SubcallTooLarge as too_large:
+            return too_large
+
+    def _split(self, prompts: Sequence[tuple[str, SubcallTooLarge]], lm: LMClient) -> list[str | None]:
+        """oversize="split": each prompt asked in parts that fit the window, all parts at once in one
+        batch, and each prompt's answers joined in order under a note that says so (None for a
+        prompt whose window holds no part worth asking). A warning records each split.
+
+        The answers are joined, not combined by one more call: the root, which has the question, the
+        code and the other results, combines them better than a sub-model that sees only the
+        answers; and a combining call could itself be over the window."""
+        plans: list[tuple[int, int] | None] = []
+        parts: list[str] = []
+        for text, too_large in prompts:
+            pieces = _parts(text, too_large)
+            if pieces is None:
+                plans.append(None)
+                continue
+            plans.append((len(parts), len(pieces)))
+            parts.extend(pieces)
+            self.emit(
+                RunWarning(
+                    **self._ids(),
+                    code="subcall_split",
+                    text=f"An llm_query prompt of {_size(too_large)} was over {lm.model_name}'s window of "
+                    f"{too_large.window:,} tokens: it was asked in {len(pieces)} parts and their answers "
+                    "joined (oversize='split').",
+                )
+            )
+        if not parts:
+            return [None] * len(prompts)
+        batch_id = f"s{next(_ids)}"
+        answers = self._gather([self.pool.submit(self._call(p, lm, batch_id, len(parts))) for p in parts])
+        return [
+            None if plan is None else _joined(answers[plan[0] : plan[0] + plan[1]], too_large, lm.model_name)
+            for plan, (_, too_large) in zip(plans, prompts, strict=True)
+        ]
 
     def ask_batched(self, conversations: Sequence[list[Message]], max_tokens: int | None = None) -> list[str]:
         """For helpers: many conversations (few-shot turns and all) at once; replies in order."""
@@ -535,3 +683,66 @@ def _repeated(asked: list[tuple[str, str]], results: dict[tuple[str, str], str])
 def _replayed(reply: str) -> dict[str, Any]:
     """A replayed sub-call's end: the recorded reply, at no cost."""
     return {"response_preview": reply[:200], "response": reply, "replayed": True, "cost": 0.0}
+
+
+async def _fits(
+    lm: LMClient,
+    messages: list[Message],
+    max_tokens: int | None,
+    index: int | None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+) -> None:
+    """The pre-flight: raise SubcallTooLarge for a request over ``lm``'s window, less room for the
+    reply (:mod:`rlm_kernel.lm.tokens`)."""
+    fit = await preflight(lm, messages, max_tokens=max_tokens, tools=tools)
+    if fit is not None and not fit.fits:
+        raise SubcallTooLarge(fit.tokens, fit.window, lm.model_name, fit.limit, fit.counted_by, index)
+
+
+_PART = (
+    "[Part {i} of {n} of a request too long to read at once. The request begins: «{head}» and ends: "
+    "«{tail}». Do what it asks for this part alone; if this part holds nothing it asks for, say so in "
+    "one line.]\n\n"
+)
+
+
+def _parts(text: str, too_large: SubcallTooLarge) -> list[str] | None:
+    """The prompts of the parts of ``text``, each framed with the request's first and last words (where
+    its question usually is); None when the window leaves too little room for a part.
+
+    Parts are measured by the conservative estimate, scaled by how the tokenizer counted the whole
+    (with a quarter more, as a part may be denser than the whole); each is counted again before it
+    is sent."""
+    quote = max(min(too_large.limit // 10, 200), 8)
+    head = text[: fitting_prefix(text, quote)]
+    # The tail's length is the prefix's of the end reversed (the estimate ignores order); a quote of
+    # n tokens holds at most 3n characters.
+    tail = text[len(text) - fitting_prefix(text[-(3 * quote + 3) :][::-1], quote) :]
+    frame = _PART.format(i=10**6, n=10**6, head=head, tail=tail)
+    frame_tokens = conservative_tokens(frame) + template_tokens(1)
+    room = too_large.limit - frame_tokens
+    if room < MIN_PART_TOKENS:
+        return None
+    scale = 1.0
+    if too_large.counted_by not in ("bound", "estimate"):
+        scale = 1.25 * too_large.prompt_tokens / (conservative_tokens(text) + template_tokens(1))
+    pieces = split_text(text, room, lambda s: math.ceil(conservative_tokens(s) * scale))
+    n = len(pieces)
+    return [_PART.format(i=i, n=n, head=head, tail=tail) + piece for i, piece in enumerate(pieces, 1)]
+
+
+def _size(too_large: SubcallTooLarge) -> str:
+    if too_large.counted_by == "estimate":
+        return f"about {too_large.prompt_tokens:,} tokens"
+    return f"{too_large.prompt_tokens:,} tokens"
+
+
+def _joined(answers: Sequence[str], too_large: SubcallTooLarge, model: str) -> str:
+    """The answers of a split prompt's parts, in order, under a note for the root."""
+    n = len(answers)
+    note = (
+        f"[oversize='split': this prompt, of {_size(too_large)}, is over {model}'s window of "
+        f"{too_large.window:,} tokens, so it was asked in {n} parts; their answers follow in order. "
+        "Combine them.]"
+    )
+    return note + "".join(f"\n\n[part {i} of {n}]\n{a}" for i, a in enumerate(answers, 1))

@@ -1,5 +1,6 @@
 """Tools: plain Python functions the root's code may call (``tools``), and functions only sub-calls
-may call (``sub_tools``), as the provider's function calling.
+may call (``sub_tools``), as the provider's function calling. An MCP server's tools may stand beside
+them: :class:`MCPServer` (``rlm_kernel.mcp_tools``) lists them as :class:`Tool` records too.
 
 A tool's JSON schema comes from its signature (pydantic) and the descriptions of its arguments from
 its docstring (docstring_parser), so a function needs nothing but type hints and a docstring. A
@@ -20,7 +21,17 @@ from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["Tool", "ToolRequest", "tools_of", "load_tools", "as_text", "calls_in_text", "RESULT_PREVIEW"]
+__all__ = [
+    "Tool",
+    "ToolRequest",
+    "MCPServer",
+    "tools_of",
+    "load_tools",
+    "as_text",
+    "arguments_of",
+    "calls_in_text",
+    "RESULT_PREVIEW",
+]
 
 RESULT_PREVIEW = 200  # characters of a result an event keeps
 
@@ -83,13 +94,18 @@ class Tool:
 
     def call(self, arguments: str) -> str:
         """Run the tool with a model's JSON arguments, checked against the signature; its result as text."""
-        try:
-            args = json.loads(arguments or "{}")
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"the arguments are not JSON: {exc}") from None
-        if not isinstance(args, dict):
-            raise ValueError("the arguments must be a JSON object")
-        return as_text(self._checked(**args))
+        return as_text(self._checked(**arguments_of(arguments)))
+
+
+def arguments_of(arguments: str) -> dict[str, Any]:
+    """A model's JSON arguments of a call as a dict; a ValueError, for the model to read, if they are not."""
+    try:
+        args = json.loads(arguments or "{}")
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the arguments are not JSON: {exc}") from None
+    if not isinstance(args, dict):
+        raise ValueError("the arguments must be a JSON object")
+    return args
 
 
 _FENCE = re.compile(r"^\s*(?:<tool_call>|```(?:json)?)\s*(.*?)\s*(?:</tool_call>|```)?\s*$", re.DOTALL)
@@ -138,8 +154,8 @@ def as_text(value: Any) -> str:
 
 
 def load_tools(spec: str) -> Any:
-    """The tools an import path ``module:attr`` names (a dict or list of functions, or one function),
-    so that a command line and a Ray worker can name them."""
+    """The tools an import path ``module:attr`` names (a dict or list of functions and MCP servers, or
+    one of them), so that a command line and a Ray worker can name them."""
     module, _, attr = spec.partition(":")
     if not module or not attr:
         raise ConfigError(f"Tools are named module:attr, not {spec!r}.")
@@ -147,25 +163,41 @@ def load_tools(spec: str) -> Any:
         value = getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f"Cannot import the tools {spec!r}: {exc}") from None
-    if callable(value) and not isinstance(value, (Mapping, Sequence)):
+    if isinstance(value, MCPServer) or (callable(value) and not isinstance(value, (Mapping, Sequence))):
         value = [value]
     return value
 
 
 def tools_of(
-    value: Mapping[str, Callable[..., Any]] | Iterable[Callable[..., Any]] | str | None,
+    value: Mapping[str, Callable[..., Any] | MCPServer]
+    | Iterable[Callable[..., Any] | MCPServer]
+    | MCPServer
+    | str
+    | None,
 ) -> dict[str, Tool]:
     """Tools by name, from ``{"name": fn}``, a list of functions (each named by ``__name__``), or an
-    import path ``module:attr`` naming either."""
+    import path ``module:attr`` naming either. An MCP server among them gives all its tools, named as
+    the server names them, or prefixed by its key in a dict (``{"notes": server}``: ``notes_read``);
+    listing them starts the server."""
     if not value:
         return {}
     if isinstance(value, str):
         value = load_tools(value)
+    if isinstance(value, MCPServer):
+        value = [value]
     pairs = value.items() if isinstance(value, Mapping) else ((None, fn) for fn in value)
     tools: dict[str, Tool] = {}
     for name, fn in pairs:
-        tool = fn if isinstance(fn, Tool) else Tool.of(fn, name)
-        if tool.name in tools:
-            raise ConfigError(f"Two tools are named {tool.name!r}.")
-        tools[tool.name] = tool
+        if isinstance(fn, MCPServer):
+            found: list[Tool] = list(fn.tools(f"{name}_" if name else ""))
+        else:
+            found = [fn if isinstance(fn, Tool) else Tool.of(fn, name)]
+        for tool in found:
+            if tool.name in tools:
+                raise ConfigError(f"Two tools are named {tool.name!r}.")
+            tools[tool.name] = tool
     return tools
+
+
+# After Tool, which an MCP server's tools extend.
+from .mcp_tools import MCPServer  # noqa: E402

@@ -18,7 +18,7 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from .events import (
     AnswerDoubted,
@@ -113,6 +113,7 @@ class CallRow:
     replayed: bool = False  # answered from a recording: no LM was called
     lm_call: bool = False  # counted in the run's LM calls (``usage.is_lm_call`` of its last event)
     tools: list[ToolRow] = field(default_factory=list)
+    images: list[dict[str, Any]] = field(default_factory=list)  # what SubcallStarted records of them
 
 
 @dataclass
@@ -314,6 +315,7 @@ class RunState:
                 kind=event.call_kind,
                 batch_id=event.batch_id,
                 batch_size=event.batch_size,
+                images=list(event.images),
             )
 
     def _call_finished(self, event: SubcallFinished) -> None:

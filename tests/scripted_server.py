@@ -10,6 +10,10 @@ against a real provider.
     with ScriptedServer(Script(root=["```repl\\nprint(1)\\n```"], sub="ok")) as server:
         lm = OpenAILM("scripted", base_url=server.openai_base_url, api_key="test")
 
+Usage reports no cached tokens unless a reply says so (``Reply(cached_tokens=...)``), or the
+server is given a :class:`PromptCache` (``server.prompt_cache = PromptCache()``), which counts
+them as a provider's prompt cache would.
+
 Run it standalone for benchmarks in another virtualenv::
 
     python tests/scripted_server.py --port 0 --latency 0.25 --script my_script.py
@@ -23,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import itertools
 import json
 import re
@@ -38,7 +43,7 @@ from typing import Any, Literal
 
 from aiohttp import web
 
-__all__ = ["Reply", "Request", "Responder", "Script", "ScriptedServer", "echo", "sequence"]
+__all__ = ["PromptCache", "Reply", "Request", "Responder", "Script", "ScriptedServer", "echo", "sequence"]
 
 Api = Literal["openai", "anthropic"]
 
@@ -62,6 +67,8 @@ class Reply:
     output_tokens: int | None = None
     cached_tokens: int = 0
     hang: bool = False
+    # Close the connection without answering, as a server does with a kept-alive connection it drops.
+    drop: bool = False
     headers: dict[str, str] = field(default_factory=dict)
     # The body exactly as sent, for replies a provider should never give (not JSON, cut, invalid
     # UTF-8, a broken event stream); sent as an event stream to a streamed request.
@@ -246,7 +253,8 @@ def _sse(data: dict | str, event: str | None = None) -> bytes:
     return f"{head}data: {payload}\n\n".encode()
 
 
-def _openai_usage(input_tokens: int, output_tokens: int, cached: int) -> dict:
+def _openai_usage(input_tokens: int, output_tokens: int, cached: int, written: int = 0) -> dict:
+    """``written`` is ignored: OpenAI does not say what it wrote to its cache."""
     return {
         "prompt_tokens": input_tokens,
         "completion_tokens": output_tokens,
@@ -256,13 +264,73 @@ def _openai_usage(input_tokens: int, output_tokens: int, cached: int) -> dict:
     }
 
 
-def _anthropic_usage(input_tokens: int, output_tokens: int, cached: int) -> dict:
+def _anthropic_usage(input_tokens: int, output_tokens: int, cached: int, written: int = 0) -> dict:
     return {
-        "input_tokens": max(input_tokens - cached, 0),
+        "input_tokens": max(input_tokens - cached - written, 0),
         "output_tokens": output_tokens,
         "cache_read_input_tokens": cached,
-        "cache_creation_input_tokens": 0,
+        "cache_creation_input_tokens": written,
     }
+
+
+class PromptCache:
+    """A provider's prompt cache, as far as a test can tell it: which prefixes of earlier requests it
+    holds, and so how many input tokens of a request it would read from the cache.
+
+    A prefix is a run of whole messages, compared by role and text (a breakpoint's mark and the form
+    of the content, a string or blocks, are not part of the prompt). Tokens are the server's estimate,
+    a quarter of the characters; there is no minimum length and nothing expires.
+
+    - OpenAI (automatic): every prefix of every request is kept; a request reads its longest prefix
+      that an earlier one sent.
+    - Anthropic (by mark): only the prefixes that end at a ``cache_control`` mark are written; a
+      request reads the longest written prefix that ends at one of its marks or at most
+      :attr:`LOOKBACK` messages before one, and writes what lies between that and its last mark.
+    """
+
+    LOOKBACK = 20  # Anthropic looks for a hit at about 20 blocks before each mark
+
+    def __init__(self) -> None:
+        self._held: set[str] = set()
+
+    def use(self, request: Request) -> tuple[int, int]:
+        """The tokens this request reads from the cache and those it writes; remember what it wrote."""
+        texts = [m["content"] for m in request.messages]
+        sizes = [len("\n".join(texts[:k])) // 4 for k in range(len(texts) + 1)]
+        digest, keys = hashlib.sha256(), [""]
+        for message in request.messages:
+            digest.update(json.dumps([message["role"], message["content"]]).encode() + b"\n")
+            keys.append(digest.hexdigest())
+        if request.api == "openai":
+            hit = max((k for k in range(1, len(keys)) if keys[k] in self._held), default=0)
+            self._held.update(keys[1:])
+            return sizes[hit], 0
+        marks = _marks(request)
+        hit = 0
+        for end in marks:
+            hit = max(
+                hit,
+                next((k for k in range(end, max(end - self.LOOKBACK, 0), -1) if keys[k] in self._held), 0),
+            )
+        self._held.update(keys[k] for k in marks)
+        last = max(marks, default=0)
+        return sizes[hit], max(sizes[last] - sizes[hit], 0)
+
+
+def _marks(request: Request) -> list[int]:
+    """The lengths (in normalised messages) of the prefixes that end at a ``cache_control`` mark."""
+
+    def marked(content: Any) -> bool:
+        return isinstance(content, list) and any(
+            isinstance(b, dict) and "cache_control" in b for b in content
+        )
+
+    system = 1 if request.body.get("system") else 0
+    marks = [1] if system and marked(request.body["system"]) else []
+    marks += [
+        i + 1 + system for i, m in enumerate(request.body.get("messages") or []) if marked(m.get("content"))
+    ]
+    return marks
 
 
 # ---------------------------------------------------------------- the server
@@ -274,6 +342,8 @@ class ScriptedServer:
     def __init__(self, responder: Responder | None = None, *, host: str = "127.0.0.1", port: int = 0) -> None:
         self.responder: Responder = responder or echo
         self.requests: list[Request] = []
+        # None: no cached tokens unless a reply gives some; a PromptCache counts them (opt-in).
+        self.prompt_cache: PromptCache | None = None
         self.models: list[str] = ["scripted"]
         self.host = host
         self.port = port
@@ -416,6 +486,10 @@ class ScriptedServer:
                 self.requests.append(request)
             reply = self._answer(request)
             await self._pause(reply.delay)
+            if reply.drop:
+                assert http.transport is not None
+                http.transport.abort()
+                return web.Response(status=500)  # never sent: the connection is gone
             if reply.hang:
                 assert self._closing is not None
                 await self._closing.wait()
@@ -432,10 +506,17 @@ class ScriptedServer:
                     headers=reply.headers,
                 )
             estimate = (len(request.text) // 4 + 1, len(reply.text) // 4 + 1)
+            input_tokens = estimate[0] if reply.input_tokens is None else reply.input_tokens
+            cached, written = reply.cached_tokens, 0
+            if self.prompt_cache is not None and not reply.cached_tokens:
+                cached, written = self.prompt_cache.use(request)
+                cached = min(cached, input_tokens)
+                written = min(written, input_tokens - cached)
             usage = (
-                estimate[0] if reply.input_tokens is None else reply.input_tokens,
+                input_tokens,
                 estimate[1] if reply.output_tokens is None else reply.output_tokens,
-                reply.cached_tokens,
+                cached,
+                written,
             )
             if request.stream:
                 return await self._stream(http, request, reply, usage)
@@ -454,7 +535,7 @@ class ScriptedServer:
             return Reply(status=500, error_message="responder raised:\n" + traceback.format_exc())
         return _as_reply(answer)
 
-    def _openai_body(self, request: Request, reply: Reply, usage: tuple[int, int, int]) -> dict:
+    def _openai_body(self, request: Request, reply: Reply, usage: tuple[int, int, int, int]) -> dict:
         return {
             "id": f"chatcmpl-scripted-{next(self._ids)}",
             "object": "chat.completion",
@@ -489,7 +570,7 @@ class ScriptedServer:
             "usage": _openai_usage(*usage),
         }
 
-    def _anthropic_body(self, request: Request, reply: Reply, usage: tuple[int, int, int]) -> dict:
+    def _anthropic_body(self, request: Request, reply: Reply, usage: tuple[int, int, int, int]) -> dict:
         return {
             "id": f"msg_scripted_{next(self._ids)}",
             "type": "message",
@@ -508,7 +589,7 @@ class ScriptedServer:
         }
 
     async def _stream(
-        self, http: web.Request, request: Request, reply: Reply, usage: tuple[int, int, int]
+        self, http: web.Request, request: Request, reply: Reply, usage: tuple[int, int, int, int]
     ) -> web.StreamResponse:
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", **reply.headers}
@@ -526,7 +607,7 @@ class ScriptedServer:
         return response
 
     def _openai_events(
-        self, request: Request, reply: Reply, usage: tuple[int, int, int]
+        self, request: Request, reply: Reply, usage: tuple[int, int, int, int]
     ) -> Iterator[tuple[bytes, bool]]:
         """``chat.completion.chunk`` lines; the bool says whether a token delay comes first."""
         include_usage = bool((request.body.get("stream_options") or {}).get("include_usage"))
@@ -551,7 +632,7 @@ class ScriptedServer:
         yield _sse("[DONE]"), False
 
     def _anthropic_events(
-        self, request: Request, reply: Reply, usage: tuple[int, int, int]
+        self, request: Request, reply: Reply, usage: tuple[int, int, int, int]
     ) -> Iterator[tuple[bytes, bool]]:
         """The Messages stream events, each with its ``event:`` line (the SDK skips data without one)."""
         start_usage = {**_anthropic_usage(*usage), "output_tokens": 1}

@@ -38,6 +38,8 @@ export interface RunStartedEvent extends EventBase {
   branched_at: number | null;
   fixed: number;
   opening: string;
+  session: string | null;
+  follows: string | null;
 }
 
 export interface RootRequestEvent extends EventBase {
@@ -111,6 +113,7 @@ export interface SubcallStartedEvent extends EventBase {
   batch_size: number;
   call_kind: 'llm' | 'rlm';
   prompt_key: string;
+  images: unknown[];
 }
 
 export interface SubcallFinishedEvent extends EventBase {
@@ -155,7 +158,7 @@ export interface AnswerDoubtedEvent extends EventBase {
   content: string;
   source: 'answer' | 'FINAL' | 'FINAL_VAR';
   reason: string;
-  by: 'check' | 'verify';
+  by: 'check' | 'verify' | 'type';
 }
 
 export interface HumanEditEvent extends EventBase {
@@ -172,7 +175,7 @@ export interface HintEvent extends EventBase {
 
 export interface WarningEvent extends EventBase {
   kind: 'warning';
-  code: 'no_code' | 'unseen' | 'after_error' | 'unsupported' | 'repetition' | 'reply_cut' | 'replay_diverged' | 'hint_unused' | 'compaction_failed';
+  code: 'no_code' | 'unseen' | 'after_error' | 'unsupported' | 'repetition' | 'reply_cut' | 'replay_diverged' | 'hint_unused' | 'compaction_failed' | 'subcall_split';
   text: string;
 }
 
@@ -365,7 +368,9 @@ export const EVENT_FIELDS: Record<EventKind, Record<string, FieldSpec>> = {
     parent_run: {"types": ["string", "null"], "default": null},
     branched_at: {"types": ["number", "null"], "default": null},
     fixed: {"types": ["number"], "default": 0},
-    opening: {"types": ["string"], "default": ""}
+    opening: {"types": ["string"], "default": ""},
+    session: {"types": ["string", "null"], "default": null},
+    follows: {"types": ["string", "null"], "default": null}
   },
   root_request: {
     turn: {"types": ["number"]},
@@ -424,7 +429,8 @@ export const EVENT_FIELDS: Record<EventKind, Record<string, FieldSpec>> = {
     batch_id: {"types": ["string", "null"], "default": null},
     batch_size: {"types": ["number"], "default": 1},
     call_kind: {"types": ["string"], "values": ["llm", "rlm"], "default": "llm"},
-    prompt_key: {"types": ["string"], "default": ""}
+    prompt_key: {"types": ["string"], "default": ""},
+    images: {"types": ["array"], "default": []}
   },
   subcall_finished: {
     call_id: {"types": ["string"]},
@@ -461,7 +467,7 @@ export const EVENT_FIELDS: Record<EventKind, Record<string, FieldSpec>> = {
     content: {"types": ["string"]},
     source: {"types": ["string"], "values": ["answer", "FINAL", "FINAL_VAR"]},
     reason: {"types": ["string"]},
-    by: {"types": ["string"], "values": ["check", "verify"], "default": "check"}
+    by: {"types": ["string"], "values": ["check", "verify", "type"], "default": "check"}
   },
   human_edit: {
     step: {"types": ["number"]},
@@ -472,7 +478,7 @@ export const EVENT_FIELDS: Record<EventKind, Record<string, FieldSpec>> = {
     text: {"types": ["string"]}
   },
   warning: {
-    code: {"types": ["string"], "values": ["no_code", "unseen", "after_error", "unsupported", "repetition", "reply_cut", "replay_diverged", "hint_unused", "compaction_failed"]},
+    code: {"types": ["string"], "values": ["no_code", "unseen", "after_error", "unsupported", "repetition", "reply_cut", "replay_diverged", "hint_unused", "compaction_failed", "subcall_split"]},
     text: {"types": ["string"]}
   },
   run_ended: {

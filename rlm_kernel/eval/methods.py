@@ -135,6 +135,7 @@ class Outcome:
     root_output_tokens: int = 0
     sub_input_tokens: int = 0
     sub_output_tokens: int = 0
+    cached_tokens: int = 0  # of the input tokens, root and sub, those read from a prompt cache
     calls: int = 0
     cost: float | None = None
     iterations: int = 0
@@ -152,6 +153,7 @@ def _outcome_of(result: Any) -> Outcome:
         root_output_tokens=usage.root.output_tokens,
         sub_input_tokens=usage.sub.input_tokens,
         sub_output_tokens=usage.sub.output_tokens,
+        cached_tokens=usage.total.cached_tokens,
         calls=usage.total.calls,
         cost=usage.total.cost,
         iterations=result.iterations,
@@ -222,7 +224,7 @@ class _Calls:
         self.lm = lm
         self.timeout = timeout
         self.deadline = None if timeout is None else time.monotonic() + timeout
-        self.calls = self.input_tokens = self.output_tokens = 0
+        self.calls = self.input_tokens = self.output_tokens = self.cached_tokens = 0
         self.cost: float | None = 0.0
         self.warnings: list[str] = []
 
@@ -244,6 +246,7 @@ class _Calls:
             raise _Failed(str(exc), refused=refused) from None
         self.input_tokens += completion.input_tokens
         self.output_tokens += completion.output_tokens
+        self.cached_tokens += completion.cached_tokens
         cost = completion.cost
         self.cost = None if cost is None or self.cost is None else self.cost + cost
         return completion
@@ -254,6 +257,7 @@ class _Calls:
             error=error,
             root_input_tokens=self.input_tokens,
             root_output_tokens=self.output_tokens,
+            cached_tokens=self.cached_tokens,
             calls=self.calls,
             cost=self.cost,
             iterations=self.calls,

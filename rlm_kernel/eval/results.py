@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from ..usage import percent
+
 __all__ = ["Row", "ResultsDir", "Results", "load"]
 
 
@@ -53,6 +55,18 @@ class Row:
     crashed: bool = False
     meta: dict[str, Any] | None = None
     tips: str = ""  # the digest of the tips a "+tips" method ran with; rows before tips have none
+    # Of the input tokens (root and sub-calls), those the provider read from its prompt cache; rows
+    # written before it have 0, as do providers that report none.
+    cached_tokens: int = 0
+
+    @property
+    def input_tokens(self) -> int:
+        return self.root_input_tokens + self.sub_input_tokens
+
+    @property
+    def cached_share(self) -> float | None:
+        """The share of the rollout's input tokens read from a prompt cache; None without input."""
+        return self.cached_tokens / self.input_tokens if self.input_tokens else None
 
     @property
     def key(self) -> str:
@@ -160,6 +174,7 @@ class Cell:
     sub_tokens: float
     tips: str = ""
     label: str = ""  # the method as the table and plots name it
+    cached_share: float | None = None  # of all the cell's input tokens, those read from a prompt cache
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -196,6 +211,7 @@ class Results:
         cells = []
         for (fam, length, method, model, tips), rows in sorted(groups.items()):
             costs = [r.cost for r in rows]
+            input_tokens = sum(r.input_tokens for r in rows)
             cells.append(
                 Cell(
                     family=fam,
@@ -211,6 +227,7 @@ class Results:
                     sub_tokens=sum(r.sub_input_tokens + r.sub_output_tokens for r in rows) / len(rows),
                     tips=tips,
                     label=f"{method} [{tips}]" if tips and len(texts[method]) > 1 else method,
+                    cached_share=sum(r.cached_tokens for r in rows) / input_tokens if input_tokens else None,
                 )
             )
         return cells
@@ -255,6 +272,10 @@ class Results:
             "Each cell: the score (mean × 100); the mean cost of a rollout ($0: a free model, $?: no price),",
             "its mean tokens (root and sub-calls, in and out), and the rollouts' count n.",
         ]
+        if any(c.cached_share for c in cells):
+            notes.append(
+                "x% cached: the share of the input tokens that the provider read from its prompt cache."
+            )
         if any(c.errors for c in cells):
             notes.append("* some rollouts of the cell ended in an error (e.g. a context past the window).")
         if format == "markdown":
@@ -305,12 +326,15 @@ def _tokens(count: float) -> str:
 
 
 def _paper_cell(cell: Cell | None) -> str:
-    """``56.5 ($0.43, 12.3k tok, n=10)``; a dash where the method did not run on the task."""
+    """``56.5 ($0.43, 12.3k tok, n=10)``, or ``56.5 ($0.43, 12.3k tok, 80% cached, n=10)`` where a
+    prompt cache served some of the input; a dash where the method did not run on the task."""
     if cell is None:
         return "–"
     star = "*" if cell.errors else ""
-    tokens = _tokens(cell.root_tokens + cell.sub_tokens)
-    return f"{100 * cell.score:.1f}{star} ({_dollars(cell.cost)}, {tokens} tok, n={cell.n})"
+    tokens = f"{_tokens(cell.root_tokens + cell.sub_tokens)} tok"
+    if cell.cached_share:
+        tokens += f", {percent(cell.cached_share, 1)} cached"
+    return f"{100 * cell.score:.1f}{star} ({_dollars(cell.cost)}, {tokens}, n={cell.n})"
 
 
 def _md_row(values: list[str]) -> str:

@@ -92,6 +92,7 @@ async def rollout(task: Task, method: str, settings: Settings, trajectories: Pat
         root_output_tokens=outcome.root_output_tokens,
         sub_input_tokens=outcome.sub_input_tokens,
         sub_output_tokens=outcome.sub_output_tokens,
+        cached_tokens=outcome.cached_tokens,
         calls=outcome.calls,
         cost=outcome.cost,
         wall_s=round(wall, 3),

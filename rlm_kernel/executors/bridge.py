@@ -31,7 +31,7 @@ from typing import Annotated, Any, Literal
 
 from annotated_types import Ge, MaxLen
 
-from ..errors import RLMError
+from ..errors import RLMError, SubcallTooLarge
 
 __all__ = [
     "MARK",
@@ -62,6 +62,8 @@ __all__ = [
     "encode",
     "parse_request",
     "check_result",
+    "failure",
+    "raised",
 ]
 
 MARK = "\x1frlm:"  # starts every request of the bridge; the code's own input() prompts do not
@@ -73,6 +75,9 @@ _CHECKED = {"strict": True, "extra": "forbid"}  # pydantic's settings for every 
 
 Tag = Annotated[str, MaxLen(64)]
 Name = Annotated[str, MaxLen(256)]
+# A call's images, each a file's bytes in base64 (a PIL image is made a PNG in the kernel); the host
+# sniffs each again, and the request's size limit bounds them all.
+Images = Annotated[list[str], MaxLen(1000)]
 
 
 class ProtocolError(RLMError):
@@ -81,6 +86,26 @@ class ProtocolError(RLMError):
 
 class TooLarge(RLMError):
     """A request larger than the bridge carries (``MAX_REQUEST``): the code is told to send less."""
+
+
+def images_out(images: Any) -> list[str] | None:
+    """In the kernel: a call's images as they cross (base64 of each file's bytes); None for none."""
+    from ..images import load_images
+
+    return [image.b64() for image in load_images(images)] or None
+
+
+def images_in(images: list[str] | None) -> list[bytes] | None:
+    """On the host: the bytes of the images a call sent; not base64 is a ValueError for the code."""
+    import base64
+    import binascii
+
+    if images is None:
+        return None
+    try:
+        return [base64.b64decode(image, validate=True) for image in images]
+    except binascii.Error:
+        raise ValueError("an image that crossed from the kernel is not base64") from None
 
 
 def encode(message: Any) -> str:
@@ -107,6 +132,7 @@ class LlmQuery:
     tag: Tag
     prompt: str
     model: Name | None = None
+    images: Images | None = None
     op: Literal["call"] = "call"
     fn: Literal["llm_query"] = "llm_query"
 
@@ -117,6 +143,7 @@ class LlmQueryBatched:
     tag: Tag
     prompts: Annotated[list[str], MaxLen(100_000)]
     model: Name | None = None
+    images: Annotated[list[Images | None], MaxLen(100_000)] | None = None  # one entry per prompt
     op: Literal["call"] = "call"
     fn: Literal["llm_query_batched"] = "llm_query_batched"
 
@@ -302,7 +329,30 @@ COMMANDS: dict[str, type[Any]] = {cls.op: cls for cls in (Bind, Load, Exec, Reso
 class Value:
     value: Any = None
     error: str | None = None
+    # An error the code gets as its own class, by the fields it is built from (SubcallTooLarge, which
+    # the code may catch and split; a ValueError or TypeError of a bad argument, such as images for a
+    # model that takes none); any other is a RuntimeError of ``error``.
+    raised: dict[str, Any] | None = None
     op: Literal["value"] = "value"
+
+
+def failure(exc: Exception) -> Value:
+    """The answer to a call that failed on the host, for the kernel to raise in the code."""
+    if isinstance(exc, SubcallTooLarge):
+        return Value(error=str(exc), raised={"type": "SubcallTooLarge", "fields": exc.fields()})
+    if type(exc) in (ValueError, TypeError):
+        return Value(error=str(exc), raised={"type": type(exc).__name__, "fields": {}})
+    return Value(error=f"{type(exc).__name__}: {exc}")
+
+
+def raised(reply: dict[str, Any]) -> Exception:
+    """In the kernel: the exception a failed call's answer (:func:`failure`) raises in the code."""
+    kept = reply.get("raised")
+    if kept and kept.get("type") == "SubcallTooLarge":
+        return SubcallTooLarge(**kept["fields"])
+    if kept and kept.get("type") in ("ValueError", "TypeError"):
+        return (ValueError if kept["type"] == "ValueError" else TypeError)(reply["error"])
+    return RuntimeError(reply["error"])
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from ..helpers import Helpers
 from ..prompts import context_metadata
 from ..protocol import FinalDirective
 from ..repl import truncate
-from ..subcalls import prompt_list
+from ..subcalls import batch_images, prompt_list
 from . import bridge
 from .base import ExecResult
 from .bridge import MARK, MAX_REQUEST, TooLarge
@@ -133,20 +133,35 @@ class _Bridge:
         except TooLarge as exc:
             raise ValueError(str(exc)) from None
         if reply.get("error") is not None:
-            raise RuntimeError(reply["error"])
+            raise bridge.raised(reply)
         return reply["value"]
 
-    def llm_query(self, prompt: str, model: str | None = None) -> str:
-        """Ask the sub-model one prompt; returns its reply (or a string starting with [llm_query error])."""
-        return self._call(bridge.LlmQuery(self._tag, str(prompt), model))
+    def llm_query(self, prompt: str, model: str | None = None, images: Any = None) -> str:
+        """Ask the sub-model one prompt; returns its reply (or a string starting with [llm_query error]).
+        A prompt over the sub-model's window raises SubcallTooLarge (oversize="split": is asked in parts).
+        ``images``: an image (PIL image, PNG/JPEG/GIF/WebP bytes, a path), a list of them, or a folder."""
+        return self._call(bridge.LlmQuery(self._tag, str(prompt), model, bridge.images_out(images)))
 
-    def llm_query_batched(self, prompts: Sequence[str], model: str | None = None) -> list[str]:
-        """Ask many prompts at once, concurrently; replies come back in the prompts' order."""
+    def llm_query_batched(
+        self, prompts: Sequence[str], model: str | None = None, images: Sequence[Any] | None = None
+    ) -> list[str]:
+        """Ask many prompts at once, concurrently; replies come back in the prompts' order.
+        ``images``: one entry per prompt (an image, a list of them, a folder, or None)."""
         prompts = [str(p) for p in prompt_list(prompts, "llm_query_batched")]
+        if images is None:
+            return [
+                reply
+                for group in _groups(prompts)
+                for reply in self._call(bridge.LlmQueryBatched(self._tag, group, model))
+            ]
+        wired = [bridge.images_out(x) for x in batch_images(images, len(prompts))]
+        pairs = list(zip(prompts, wired, strict=True))
         return [
             reply
-            for group in _groups(prompts)
-            for reply in self._call(bridge.LlmQueryBatched(self._tag, group, model))
+            for group in _groups(pairs)
+            for reply in self._call(
+                bridge.LlmQueryBatched(self._tag, [p for p, _ in group], model, [i for _, i in group])
+            )
         ]
 
     def ask_batched(self, conversations: Sequence[list[Any]], max_tokens: int | None = None) -> list[str]:
@@ -227,7 +242,8 @@ class _Server:
         bound = Helpers(value, calls).bound() if c.helpers else {}
         names = {k: v for k, v in bound.items() if k in c.helpers}
         names.update({d["name"]: _host_function(c.tag, d) for d in c.host})
-        executor = LocalExecutor(tag=c.tag)
+        # A session's next question binds its tag again: the namespace, with its variables, stays.
+        executor = self.executors.get(c.tag) or LocalExecutor(tag=c.tag)
         executor.bind(value, calls, names or None)
         self.executors[c.tag] = executor
         self.output_cap = c.output_cap

@@ -349,8 +349,8 @@ class KernelSession:
             return bridge.Value(error="this namespace's run has ended")
         try:
             return handler(call)
-        except Exception as exc:  # the code sees a one-line RuntimeError, the host stays up
-            return bridge.Value(error=f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # the code sees a RuntimeError or SubcallTooLarge; the host stays up
+            return bridge.failure(exc)
 
     def _answered(self, frame: _Frame, work: asyncio.Future[bridge.Value]) -> None:
         if work.cancelled():
@@ -674,6 +674,7 @@ class KernelExecutor:
         self._children: list[KernelExecutor] = []
         self._subcalls: Any = None
         self._context: Any = None
+        self._loaded: tuple[Any, str] | None = None  # the context sent, and its name in the kernel
         self._parts: dict[str, list[bytes]] = {}
         self._count = 0
         self.stop_when: Callable[[], bool] | None = None
@@ -757,8 +758,11 @@ class KernelExecutor:
             where: dict[str, Any] = {"ref": context.ref}
         elif isinstance(context, str) and len(context) < 100_000:
             where = {"value": context}
+        elif self._loaded is not None and self._loaded[0] is context:  # a session's next question
+            where = {"ref": self._loaded[1]}
         else:
             where = {"ref": self._load(context)}
+            self._loaded = (context, where["ref"])
         reply = session.request(
             bridge.Bind(
                 tag=self.tag,
@@ -911,11 +915,17 @@ class KernelExecutor:
         subcalls = self._subcalls
         if subcalls is None:
             return bridge.Value(error="this run has no sub-calls")
+        # images= only where the code sent some: a run's sub-calls may be any object of the protocol
         if isinstance(call, bridge.LlmQuery):
-            return self._counted(1) or bridge.Value(subcalls.llm_query(call.prompt, call.model))
+            with_images = {} if call.images is None else {"images": bridge.images_in(call.images)}
+            return self._counted(1) or bridge.Value(
+                subcalls.llm_query(call.prompt, call.model, **with_images)
+            )
         if isinstance(call, bridge.LlmQueryBatched):
+            per_prompt = call.images
+            with_images = {} if per_prompt is None else {"images": [bridge.images_in(i) for i in per_prompt]}
             return self._counted(len(call.prompts)) or bridge.Value(
-                subcalls.llm_query_batched(call.prompts, call.model)
+                subcalls.llm_query_batched(call.prompts, call.model, **with_images)
             )
         if isinstance(call, bridge.AskBatched):
             return self._counted(len(call.conversations)) or bridge.Value(

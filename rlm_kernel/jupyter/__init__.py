@@ -26,6 +26,8 @@ def unload_ipython_extension(shell: Any) -> None:
 
     magics = shell.user_ns.pop(_HIDDEN, None)
     shell.user_ns_hidden.pop(_HIDDEN, None)
+    for session in getattr(magics, "sessions", {}).values():  # their kernels, with a kernel executor
+        session.close()
     for kind in ("line", "cell"):
         shell.magics_manager.magics[kind].pop("rlm", None)
     shell.magics_manager.registry.pop(RLMMagics.__name__, None)

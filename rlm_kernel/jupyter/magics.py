@@ -47,13 +47,14 @@ from ..lm import backend as backend_of
 from ..rewind import Branch, branch_at
 from ..risk import LADDER, capped
 from ..rlm import RLM, RLMResult
+from ..session import Session
 from ..trajectory import default_log_dir, load
 from . import safe
 from .active import ActiveRun
 
 __all__ = ["RLMMagics", "await_rlm_magics"]
 
-SUBCOMMANDS = ("config", "hint", "stop")
+SUBCOMMANDS = ("config", "hint", "stop", "end")
 NO_KEY = "no API key found: the bundled model"
 _FIELDS = {f.name: f for f in dataclasses.fields(RLMConfig)}
 
@@ -109,6 +110,12 @@ def _parser() -> _Parser:
     p.add_argument("--mode", choices=list(LADDER))
     p.add_argument("--answer", choices=["markdown", "text"], help="how the answer is shown")
     p.add_argument("--no-widget", action="store_true")
+    p.add_argument(
+        "--session",
+        metavar="NAME",
+        help="ask in the session NAME: one REPL and one conversation with its earlier questions "
+        "(%%rlm end NAME ends it)",
+    )
     add_arguments(p, functions="NAME,...")  # RLMConfig's run settings, one flag each
     p.add_argument(
         "--continue-from",
@@ -198,6 +205,7 @@ class RLMMagics(Magics):
         self.runs = ActiveRun()  # the kernel's one run in progress; the RLM Python kernel gives its own
         self.notebook: Any = None  # NotebookMode, set by the RLM Python kernel
         self._told_fallback = False
+        self.sessions: dict[str, Session] = {}  # --session NAME
 
     # -- settings ------------------------------------------------------------------------------
     def _explicit(self, name: str) -> bool:
@@ -215,6 +223,10 @@ class RLMMagics(Magics):
             env = setting_env(name) if name in RUN_SETTINGS else None
             if option is not None and name in RUN_SETTINGS and setting_kind(name) == "functions":
                 out.append(Setting(name, self._functions(option, name), "magic option"))
+            elif option is not None and name == "output_type":  # a class or schema of the notebook's
+                found = self.shell.user_ns.get(option)
+                value = found if isinstance(found, (type, dict)) else option
+                out.append(Setting(name, value, "magic option"))
             elif option is not None:
                 out.append(Setting(name, option, "magic option"))
             elif self._explicit(name):
@@ -240,9 +252,9 @@ class RLMMagics(Magics):
 
     def _found_backend(self) -> Setting:
         """With no backend configured: the provider whose key is found (OpenAI's first), else the
-        bundled model, which needs none."""
+        bundled model, which needs none. Services with no default model are only chosen by name."""
         for name, spec in BACKENDS.items():
-            if spec.key_var and os.environ.get(spec.key_var):
+            if spec.key_var and spec.default_model and os.environ.get(spec.key_var):
                 return Setting("backend", name, f"${spec.key_var} is set")
         if self.backend_kwargs.get("api_key"):
             return Setting("backend", "openai", "default: backend_kwargs has an api_key")
@@ -274,7 +286,7 @@ class RLMMagics(Magics):
         except RLMError as exc:
             raise UsageError(str(exc)) from None
         if any(x.name == "backend" and x.source == NO_KEY for x in found):
-            keys = " or ".join(b.key_var for b in BACKENDS.values() if b.key_var)
+            keys = " or ".join(b.key_var for b in BACKENDS.values() if b.key_var and b.default_model)
             model = run["model_name"] or BACKENDS["local"].default_model
             print(f"No API key found ({keys}): using the bundled model, {model}, on this machine.")
         return rlm, s
@@ -302,6 +314,9 @@ class RLMMagics(Magics):
     def _in_cells(self, job: _Job, cell: str | None) -> bool:
         """In the RLM Python kernel with the JupyterLab extension, a %%rlm run's steps become cells."""
         if cell is None or self.notebook is None:
+            return False
+        if job.session is not None:
+            print("Steps of a session's question are shown in this cell.")
             return False
         if job.rlm.config.executor != "local":
             print(
@@ -359,8 +374,25 @@ class RLMMagics(Magics):
             raise UsageError(f"No variable named {opts.context!r} in the namespace: define it, or check -c.")
         question = fill_placeholders(question.strip(), ns)
         rlm, settings = self.make_rlm(opts)
+        if opts.session and opts.continue_from:
+            raise UsageError("--session and --continue-from: a rewind starts a run of its own; give one.")
         branch = self._branch(opts.continue_from, rlm) if opts.continue_from else None
-        return _Job(rlm, settings, ns[opts.context], question or None, opts.out, branch)
+        return _Job(rlm, settings, ns[opts.context], question or None, opts.out, branch, opts.session)
+
+    def _session(self, job: _Job) -> Session:
+        """The session ``--session`` names: started by its first cell, whose settings it keeps."""
+        assert job.session is not None
+        session = self.sessions.get(job.session)
+        if session is None:
+            session = self.sessions[job.session] = job.rlm.session(
+                job.context, namespace=self._namespace(job)
+            )
+        elif session.rlm.config != job.rlm.config:
+            raise UsageError(
+                f"--session {job.session} keeps the settings of its first cell; to change them, "
+                f"%rlm end {job.session} and start it again."
+            )
+        return session
 
     def _branch(self, spec: str, rlm: RLM) -> Branch:
         """``RUN:STEP`` of ``--continue-from``: the recorded run, found as the notebook's variable
@@ -390,6 +422,14 @@ class RLMMagics(Magics):
     def _subcommand(self, command: str, arg: str) -> None:
         if command == "config":
             self._print_config()
+            return
+        if command == "end":
+            session = self.sessions.pop(arg.strip(), None)
+            if session is None:
+                known = ", ".join(self.sessions) or "none"
+                raise UsageError(f"%rlm end: no session named {arg.strip()!r} (sessions: {known}).")
+            session.close()
+            print(f"Session {arg.strip()} ended ({len(session.results)} questions).")
             return
         if self.runs.run is None:
             print(f"%rlm {command}: no run is active.")
@@ -437,6 +477,8 @@ class RLMMagics(Magics):
         view = None
         try:
             view = self._view(job)
+            if job.session is not None:
+                return self._session(job).ask(job.question, context=job.context, subscribers=(view,))
             return job.rlm.completion(
                 job.context,
                 job.question,
@@ -464,6 +506,10 @@ class RLMMagics(Magics):
                         f"--mode {job.settings['mode']} needs the notebook widget to wait for you; "
                         "run it in a notebook, or use --mode auto."
                     )
+            if job.session is not None:
+                return await self._session(job).aask(
+                    job.question, context=job.context, subscribers=(view,), approve=run.approval
+                )
             return await job.rlm.acompletion(
                 job.context,
                 job.question,
@@ -486,9 +532,12 @@ class RLMMagics(Magics):
             print(f"Your own {names} put back after the run; its answer is in {job.out}.response.")
         if result.response is not None:
             # LM text never goes out as Markdown or live HTML: a trusted output would run its script.
-            shown = {"text/plain": result.response}
-            if job.settings["answer"] == "markdown":
-                shown["text/html"] = safe.markdown_html(result.response)
+            text = result.response
+            if not isinstance(text, str):  # a typed answer (output_type): its value as Python shows it
+                text = repr(text)
+            shown = {"text/plain": text}
+            if job.settings["answer"] == "markdown" and isinstance(result.response, str):
+                shown["text/html"] = safe.markdown_html(text)
             display(shown, raw=True)
         if result.error:
             print(f"RLM: {result.error}", file=sys.stderr)
@@ -519,6 +568,7 @@ class _Job:
     question: str | None
     out: str
     branch: Branch | None = None  # --continue-from: the recorded run this one continues
+    session: str | None = None  # --session: the session's name
 
 
 class _SignalWake:

@@ -14,6 +14,9 @@ untrusted and goes through :func:`safe.text`; nothing from a run is ever markup 
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from ..view import (
     TOOL_ERROR_SHOWN,
     CallRow,
@@ -173,6 +176,11 @@ def _tool_rows(row: CallRow, columns: int) -> str:
     )
 
 
+def _under(row: CallRow, columns: int) -> str:
+    """What goes under a sub-call's row: the images it sent, then its tool calls."""
+    return _image_row(row, columns) + _tool_rows(row, columns)
+
+
 def _code_tools(view: StepView, live: bool) -> str:
     """The tool calls the step's code made (and a child run's code, under the step that started it)."""
     if not view.tools:
@@ -184,6 +192,46 @@ def _code_tools(view: StepView, live: bool) -> str:
     if live:
         return f'<div style="color:{_MUTED}">tool calls of the code:</div>{lines}'
     return f"<details><summary>{len(view.tools)} tool call(s) of the code</summary>{lines}</details>"
+
+
+# A thumbnail is shown only as a small PNG data URL of plain base64: an address from a run (a restored
+# notebook's, say) could otherwise load a remote image, or be something other than an image.
+_THUMBNAIL = re.compile(r"data:image/png;base64,[A-Za-z0-9+/]+={0,2}")
+_THUMBNAIL_CHARS = 64_000
+_IMAGES_SHOWN = 8
+
+
+def _images(images: list[dict[str, Any]]) -> str:
+    """A sub-call's images: each a thumbnail where the record holds one, else its size as text."""
+    if not images:
+        return ""
+    parts = []
+    for image in images[:_IMAGES_SHOWN]:
+        size = f"{image.get('width', '?')}×{image.get('height', '?')}"
+        kind = str(image.get("media_type", "image")).split("/")[-1].upper()
+        about = safe.text(f"{kind} {size}, {int(image.get('bytes', 0) or 0):,} bytes")
+        thumb = image.get("thumbnail")
+        if isinstance(thumb, str) and len(thumb) <= _THUMBNAIL_CHARS and _THUMBNAIL.fullmatch(thumb):
+            parts.append(
+                f'<img src="{thumb}" alt="{about}" title="{about}" '
+                'style="max-width: 48px; max-height: 48px; vertical-align: middle; margin-right: 2px">'
+            )
+        else:
+            parts.append(f'<span style="color:{_MUTED}; margin-right: 4px">[{about}]</span>')
+    more = len(images) - _IMAGES_SHOWN
+    if more > 0:
+        parts.append(f'<span style="color:{_MUTED}">+{more} more</span>')
+    return "".join(parts)
+
+
+def _image_row(row: CallRow, columns: int) -> str:
+    """The images a sub-call sent, as a row under its own."""
+    if not row.images:
+        return ""
+    return (
+        f'<tr class="rlm-images"><td></td><td colspan="{columns - 1}" style="{_TD}; color:{_MUTED}">'
+        f"↳ {len(row.images)} image(s): {_images(row.images)}</td></tr>"
+    )
 
 
 def _row(row: CallRow, show_depth: bool, live: bool) -> str:
@@ -238,7 +286,7 @@ def _calls(view: StepView, live: bool) -> str:
         '<div style="max-height: 22em; overflow-y: auto">'
         '<table style="border-collapse: collapse; font-size: 12px; width: 100%">'
         f"<tr>{th}</tr>"
-        f"{''.join(_row(r, show_depth, live) + _tool_rows(r, len(head)) for r in shown)}</table></div>"
+        f"{''.join(_row(r, show_depth, live) + _under(r, len(head)) for r in shown)}</table></div>"
     )
     more = (
         f'<div style="color:{_MUTED}">… and {len(rows) - len(shown)} more</div>'

@@ -65,6 +65,49 @@ def _anthropic(name: str | None, kw: dict[str, Any]) -> LMClient:
     return AnthropicLM(name or BACKENDS["anthropic"].default_model, **kw)
 
 
+# OpenAI-compatible services by their own names, as the reference ``rlms`` package spells them:
+# (its key's variable, the endpoint's variable, the default endpoint; None: the endpoint must be given).
+_SERVICES: dict[str, tuple[str | None, str, str | None]] = {
+    "openrouter": ("OPENROUTER_API_KEY", "OPENROUTER_BASE_URL", "https://openrouter.ai/api/v1"),
+    "portkey": ("PORTKEY_API_KEY", "PORTKEY_BASE_URL", "https://api.portkey.ai/v1"),
+    "vercel": ("AI_GATEWAY_API_KEY", "AI_GATEWAY_BASE_URL", "https://ai-gateway.vercel.sh/v1"),
+    "gemini": (
+        "GEMINI_API_KEY",
+        "GEMINI_BASE_URL",
+        "https://generativelanguage.googleapis.com/v1beta/openai/",
+    ),
+    "vllm": (None, "VLLM_BASE_URL", None),
+}
+
+
+def _service(service: str) -> Callable[[str | None, dict[str, Any]], LMClient]:
+    """A client of one of :data:`_SERVICES`: OpenAI's SDK with that service's endpoint and key, never
+    ``OPENAI_API_KEY`` (a key goes only to its own service). A model named ``vendor/model``
+    (``@openai/gpt-5-nano``) has the window of ``model``."""
+    key_var, url_var, default_url = _SERVICES[service]
+
+    def make(name: str | None, kw: dict[str, Any]) -> LMClient:
+        from ..errors import MissingAPIKey
+        from .openai import CONTEXT_WINDOWS, OpenAILM
+        from .sdk import PLACEHOLDER_KEY, longest_prefix
+
+        if not name:
+            raise ConfigError(f"The {service} backend needs a model: backend_kwargs={{'model_name': ...}}.")
+        url = kw.pop("base_url", None) or os.environ.get(url_var) or default_url
+        if url is None:
+            raise ConfigError(
+                f"The {service} backend needs its server's address: backend_kwargs={{'base_url': ...}} "
+                f"or ${url_var}."
+            )
+        key = kw.pop("api_key", None) or (os.environ.get(key_var) if key_var else None)
+        if key_var and not key:
+            raise MissingAPIKey(service, key_var)
+        kw.setdefault("context_window", longest_prefix(CONTEXT_WINDOWS, name.rsplit("/", 1)[-1]))
+        return OpenAILM(name, base_url=url, api_key=key or PLACEHOLDER_KEY, provider=service, **kw)
+
+    return make
+
+
 def _replay(name: str | None, kw: dict[str, Any]) -> LMClient:
     from .replay import ReplayLM
 
@@ -87,6 +130,10 @@ BACKENDS: dict[str, Backend] = {
             openai_compatible=True,
         ),
         Backend("replay", _replay),
+        *(
+            Backend(name, _service(name), key_var=key, base_url_var=url, openai_compatible=True)
+            for name, (key, url, _) in _SERVICES.items()
+        ),
     )
 }
 DEFAULT_MODELS = {name: b.default_model for name, b in BACKENDS.items() if b.default_model}

@@ -2,9 +2,14 @@
 
 Messages flagged ``cache`` mark the end of a stable prefix: their last content
 block gets ``cache_control: ephemeral``, so the provider reads the prefix from
-its prompt cache on the next call. Retries and timeouts are the SDK's own; timing,
-the text's buffering, loop detection, error mapping and the
-:class:`~rlm_kernel.lm.base.Completion` are the base class's.
+its prompt cache on the next call. The root's requests carry three marks (the
+system prompt, the first request with the context's description, and the latest
+message, which the next turn's request begins with); the API takes four at most,
+so only the last four marks are sent. The mark is not part of the prompt: the
+latest message, sent next turn without it, still matches the cached prefix.
+Retries and timeouts are the SDK's own; timing, the text's buffering, loop
+detection, error mapping and the :class:`~rlm_kernel.lm.base.Completion` are the
+base class's.
 """
 
 from __future__ import annotations
@@ -28,6 +33,13 @@ PROVIDER = "Anthropic"
 MAX_CACHE_BREAKPOINTS = 4
 
 CONTEXT_WINDOWS: dict[str, int] = {"claude-": 200_000}
+
+
+def anthropic_tools(tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Provider-neutral tool declarations (``Tool.spec()``) as Anthropic's ``tools``."""
+    return [
+        {"name": t["name"], "description": t["description"], "input_schema": t["parameters"]} for t in tools
+    ]
 
 
 def to_anthropic(messages: list[Message]) -> tuple[list[dict], list[dict]]:
@@ -56,6 +68,10 @@ def to_anthropic(messages: list[Message]) -> tuple[list[dict], list[dict]]:
         else:
             blocks = [block] if message["content"] or not message.get("tool_calls") else []
             blocks += [
+                {"type": "image", "source": {"type": "base64", "media_type": i.media_type, "data": i.b64()}}
+                for i in message.get("images", ())
+            ]
+            blocks += [
                 {"type": "tool_use", "id": c.id, "name": c.name, "input": json.loads(c.arguments or "{}")}
                 for c in message.get("tool_calls", ())
             ]
@@ -81,10 +97,14 @@ class AnthropicLM(SDKBackend):
     base_url_var = "ANTHROPIC_BASE_URL"
     official_host = "api.anthropic.com"
     context_windows = CONTEXT_WINDOWS
+    vision_models = ("claude-3*", "claude-*-4*")
 
-    def __init__(self, model_name: str, *, max_tokens_default: int = 4096, **kwargs: Any) -> None:
+    def __init__(
+        self, model_name: str, *, max_tokens_default: int = 4096, vision: bool | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(model_name, **kwargs)
         self.max_tokens_default = max_tokens_default
+        self.vision = vision
 
     def _default_http_client(self) -> Any:
         import anthropic
@@ -114,10 +134,7 @@ class AnthropicLM(SDKBackend):
         if system:
             request["system"] = system
         if tools:
-            request["tools"] = [
-                {"name": t["name"], "description": t["description"], "input_schema": t["parameters"]}
-                for t in tools
-            ]
+            request["tools"] = anthropic_tools(tools)
         # anthropic 2.x's create() and stream() have no `temperature` argument; the API still takes it.
         extra_body = dict(self.extra_body)
         if self.temperature is not None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import contextvars
+import fnmatch
 import functools
 import ssl
 import time
@@ -34,6 +35,7 @@ __all__ = [
     "LMClient",
     "BaseLM",
     "Received",
+    "SeesImages",
     "TokenCallback",
     "RepetitionGuard",
     "estimate_tokens",
@@ -49,6 +51,9 @@ class Message(TypedDict, total=False):
     cache: bool  # ask the provider to cache the prefix up to and including this message
     tool_calls: list[ToolRequest]  # an assistant turn that asked for tools
     tool_call_id: str  # a tool's result (role "tool"): the request it answers
+    # A user turn's images (rlm_kernel.images.Image), after its text; the content stays a string, so
+    # that redaction, events and counting read the text as before.
+    images: list[Any]
 
 
 TokenCallback = Callable[[str], None]
@@ -109,6 +114,14 @@ class LMClient(Protocol):
     async def aclose(self) -> None: ...
 
 
+@runtime_checkable
+class SeesImages(Protocol):
+    """A client that says whether its model takes images (``llm_query(images=)``); one that does not
+    implement this takes none."""
+
+    def sees_images(self) -> bool: ...
+
+
 def price_of(lm: LMClient, model: str | None = None) -> Price | None:
     """What ``lm`` charges for ``model`` (its own by default): its own prices where it has any (a
     :class:`BaseLM`, or a wrapper with a ``price`` method), else the process-wide table's."""
@@ -143,6 +156,10 @@ class BaseLM(abc.ABC):
     # Whether a reply without a finish reason is the provider's error (a cut stream, an empty
     # ``choices`` list, a body of another kind): a replay gives back what was recorded.
     requires_finish: ClassVar[bool] = True
+    # The models that take images, as fnmatch patterns of their names (the part after a "vendor/").
+    vision_models: ClassVar[tuple[str, ...]] = ()
+    # Whether this client's model takes images, as its backend_kwargs say; None: by the table.
+    vision: bool | None = None
 
     def __init__(
         self,
@@ -160,6 +177,14 @@ class BaseLM(abc.ABC):
         # This client's own prices, model name (or prefix) to price: they come before the
         # process-wide table, so two clients of one process can price one model differently.
         self.prices: dict[str, Price] = as_prices(prices)
+
+    def sees_images(self) -> bool:
+        """Whether the model takes images: as ``backend_kwargs={"vision": ...}`` says, else by the
+        backend's table of vision models."""
+        if self.vision is not None:
+            return self.vision
+        name = self.model_name.rsplit("/", 1)[-1]
+        return any(fnmatch.fnmatchcase(name, pattern) for pattern in self.vision_models)
 
     def price(self, model: str | None = None) -> Price | None:
         """What this client charges for ``model`` (its own by default); None when unknown."""
@@ -197,27 +222,36 @@ class BaseLM(abc.ABC):
         started = now()
         parts: list[str] = []
         messages = [_encodable(m) for m in messages]
-        try:
+
+        async def send() -> Received:
             if tools:
-                received = await self._send(messages, max_tokens, stop, tools=tools)
-            elif on_token is None:
-                received = await self._send(messages, max_tokens, stop)
-            else:
-                received = Received()
-                guard = RepetitionGuard() if self.guards_repetition else None
-                # aclosing: leaving the loop early closes the provider's stream (and its connection) now.
-                async with contextlib.aclosing(self._stream(messages, max_tokens, stop, received)) as deltas:
-                    async for delta in deltas:
-                        if not delta:
-                            continue
-                        parts.append(delta)
-                        try:
-                            on_token(delta)
-                        except Exception as exc:
-                            raise _CallbackFailed(exc) from exc
-                        if guard is not None and guard.feed(delta):
-                            received.finish, received.text = "repetition", None  # the text read so far
-                            break
+                return await self._send(messages, max_tokens, stop, tools=tools)
+            if on_token is None:
+                return await self._send(messages, max_tokens, stop)
+            received = Received()
+            guard = RepetitionGuard() if self.guards_repetition else None
+            # aclosing: leaving the loop early closes the provider's stream (and its connection) now.
+            async with contextlib.aclosing(self._stream(messages, max_tokens, stop, received)) as deltas:
+                async for delta in deltas:
+                    if not delta:
+                        continue
+                    parts.append(delta)
+                    try:
+                        on_token(delta)
+                    except Exception as exc:
+                        raise _CallbackFailed(exc) from exc
+                    if guard is not None and guard.feed(delta):
+                        received.finish, received.text = "repetition", None  # the text read so far
+                        break
+            return received
+
+        try:
+            try:
+                received = await send()
+            except Exception as exc:
+                if parts or not self._unanswered(exc):
+                    raise
+                received = await send()  # once: the request was never read, so it is not asked twice
         except _CallbackFailed as failed:  # the caller's own error, not the provider's
             raise failed.error from None
         except Exception as exc:
@@ -230,6 +264,11 @@ class BaseLM(abc.ABC):
         if received.finish is None and self.requires_finish:
             raise self._unreadable(None)
         return self._completion(messages, received, parts, now() - started)
+
+    def _unanswered(self, exc: Exception) -> bool:
+        """Whether ``exc`` says the server closed the connection before it answered (a server of one's
+        own may close a kept-alive connection as a request goes out on it): worth one more try."""
+        return False
 
     def _unreadable(self, exc: Exception | None) -> RLMError:
         """A reply that could not be read (not JSON, cut, invalid UTF-8, no choices, no finish

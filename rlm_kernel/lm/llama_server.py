@@ -27,8 +27,15 @@ Settings that matter on a small CPU machine (measured on 2 cores, 0.5B Q4_K_M,
   speed; llama.cpp splits ``n_ctx`` between the parallel slots, so this class
   multiplies it by ``n_parallel``. ``n_parallel=2`` serves two requests at once
   with ~10-40 % more total throughput, each one slower.
-- prompt caching is on: a request that repeats the previous prompt's prefix
-  reads only the new tokens (a 1,500-token conversation plus a question: 0.2 s).
+- prompt caching is on (llama.cpp's defaults, which a test checks): a request
+  that repeats a slot's prompt prefix reads only the new tokens (a 1,500-token conversation
+  plus a question: 0.2 s), and the prompts of idle slots are kept in memory (``cache_ram_mib``,
+  8 GiB at most), so a root turn after sub-calls that took its slot still finds its
+  conversation (one slot, an 800-token root turn, a sub-call, the next root turn: 793 of 811
+  tokens cached, 0.2 s instead of 5 s). Root turns are not pinned to a slot (``id_slot``, which
+  the OpenAI endpoint takes in ``extra_body``): llama.cpp already gives a request the idle slot
+  whose prompt it shares most of, and a pinned slot would make every run's root wait for the
+  same one, without keeping sub-calls off it.
 
 llama.cpp logs to the process's stderr, where it would land in the middle of a terminal's
 progress bar or in a kernel's log. The server runs quiet: what it would log reaches the user

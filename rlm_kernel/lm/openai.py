@@ -4,10 +4,20 @@ Retries with backoff and timeouts are the SDK's own (``max_retries``,
 ``timeout``); this module only shapes the request and reads the reply, whole or
 streamed. Timing, the text's buffering, loop detection, error mapping and the
 :class:`~rlm_kernel.lm.base.Completion` are the base class's.
+
+OpenAI (and llama.cpp, vLLM) cache prompt prefixes by themselves: a request that
+begins with the bytes of an earlier one reads that part from the cache. The
+messages go as they are given, so the root's conversation, which only grows, keeps
+its prefix. Our ``cache`` marks are not sent (strict servers reject unknown keys);
+on OpenAI's own endpoint they give a marked conversation a ``prompt_cache_key``,
+the digest of its fixed start, so that its turns are routed to the machines that
+hold its prefix.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -20,7 +30,7 @@ if TYPE_CHECKING:
     import openai
     from openai.types import CompletionUsage
 
-__all__ = ["OpenAILM"]
+__all__ = ["OpenAILM", "cache_key"]
 
 PROVIDER = "OpenAI"
 
@@ -47,11 +57,31 @@ class OpenAILM(SDKBackend):
     base_url_var = "OPENAI_BASE_URL"
     official_host = "api.openai.com"
     context_windows = CONTEXT_WINDOWS
+    vision_models = ("gpt-4o*", "chatgpt-4o*", "gpt-4.1*", "gpt-5*", "o3*", "o4*")
+
+    def __init__(self, model_name: str, *, vision: bool | None = None, **kwargs: Any) -> None:
+        super().__init__(model_name, **kwargs)
+        self.vision = vision
+
+    def sees_images(self) -> bool:
+        """A local bundled model takes none (unless ``vision=True`` says it does); others by the table."""
+        from . import LOCAL_PROVIDER
+
+        if self.vision is None and self.provider == LOCAL_PROVIDER:
+            return False
+        return super().sees_images()
 
     def _default_http_client(self) -> Any:
+        import httpx2  # the SDK's own HTTP client
         import openai
 
-        return openai.DefaultAsyncHttpxClient(verify=shared_ssl_context())
+        if self.is_official:
+            return openai.DefaultAsyncHttpxClient(verify=shared_ssl_context())
+        # A server of one's own (llama.cpp, vLLM's uvicorn) closes an idle connection after 5 s, the
+        # time httpx keeps it for reuse: a request sent on it as it closes fails ("Server disconnected
+        # without sending a response"). Reused for 2 s at most, a connection is never that old.
+        limits = httpx2.Limits(max_connections=1000, max_keepalive_connections=100, keepalive_expiry=2.0)
+        return openai.DefaultAsyncHttpxClient(verify=shared_ssl_context(), limits=limits)
 
     def _new_client(self, **kwargs: Any) -> Any:
         import openai
@@ -81,7 +111,9 @@ class OpenAILM(SDKBackend):
             request["stop"] = list(stop)[:4]  # OpenAI's reasoning models take no stop sequences
         if self.temperature is not None:
             request["temperature"] = self.temperature
-        request.update(self.extra_body)
+        if self.is_official and (key := cache_key(messages)):
+            request["prompt_cache_key"] = key
+        request.update(self.extra_body)  # the caller's own prompt_cache_key, if any, wins
         request.update(request_sampling())  # this request's own temperature and seed
         return request
 
@@ -160,6 +192,11 @@ class OpenAILM(SDKBackend):
 def _message(m: Message) -> dict[str, Any]:
     """One message as Chat Completions takes it, tool calls and results included."""
     out: dict[str, Any] = {"role": m["role"], "content": m["content"]}
+    if m.get("images"):  # the text, then each image as a data URL
+        out["content"] = [
+            {"type": "text", "text": m["content"]},
+            *({"type": "image_url", "image_url": {"url": image.data_url()}} for image in m["images"]),
+        ]
     if m.get("tool_calls"):
         out["tool_calls"] = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
@@ -168,6 +205,20 @@ def _message(m: Message) -> dict[str, Any]:
     if m["role"] == "tool":
         out["tool_call_id"] = m["tool_call_id"]
     return out
+
+
+def cache_key(messages: list[Message]) -> str | None:
+    """OpenAI's ``prompt_cache_key`` for a conversation marked for caching: a digest of its fixed start,
+    up to its second ``cache`` mark (the engine marks the system prompt, then the first request). Every
+    root request of a run shares it, and runs that share only the system prompt do not, so that many
+    runs at once do not crowd one cache machine. None for a request without marks (a sub-call), which
+    its prefix alone routes."""
+    marked = [i for i, m in enumerate(messages) if m.get("cache")]
+    if not marked:
+        return None
+    start = [[m["role"], m["content"]] for m in messages[: marked[:2][-1] + 1]]
+    digest = hashlib.sha256(json.dumps(start, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    return "rlm-" + digest.hexdigest()[:32]
 
 
 def _tokens(usage: CompletionUsage | None) -> tuple[int, int, int] | None:

@@ -114,6 +114,7 @@ class ReplayLM(BaseLM):
     # A recorded reply is replayed as it was: its finish reason already says whether it looped.
     guards_repetition = False
     requires_finish = False
+    vision = True  # a request with images was checked when it was recorded
 
     def __init__(
         self,

@@ -105,6 +105,16 @@ class SDKBackend(BaseLM):
             return ProviderError(self.provider, str(exc))
         return None
 
+    def _unanswered(self, exc: Exception) -> bool:
+        import httpx2
+
+        cause: BaseException | None = exc
+        while cause is not None:  # the SDK's connection error wraps the HTTP client's
+            if isinstance(cause, httpx2.RemoteProtocolError) and "without sending a response" in str(cause):
+                return True
+            cause = cause.__cause__
+        return False
+
     @abc.abstractmethod
     def _new_client(self, **kwargs: Any) -> Any:
         """The SDK's async client, given the common settings and ``http_client``."""

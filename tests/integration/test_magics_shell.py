@@ -311,3 +311,24 @@ def test_tools_sub_tools_and_tips_from_the_magics(
     assert [e.tool for e in shell.user_ns["_rlm"].trajectory if isinstance(e, ToolCalled)] == ["lookup"]
     with pytest.raises(UsageError, match="--sub-tools: no function named 'nope' in the namespace"):
         shell.user_ns["__rlm_magics__"]._parse("--sub-tools nope doc q", None)
+
+
+def test_a_notebook_session_goes_on_from_its_last_question(shell, scripted_server) -> None:
+    scripted_server.responder = Script(
+        root=[
+            "```repl\nwords = report.split()\nprint(len(words))\nanswer['content'] = str(len(words))\nanswer['ready'] = True\n```",
+            "```repl\nprint(words[-1])\nanswer['content'] = words[-1]\nanswer['ready'] = True\n```",
+        ]
+    )
+    shell.user_ns["report"] = "acme ships bolts"
+    shell.run_cell("%%rlm -c report --session notes --no-widget\nHow many words?")
+    shell.run_cell("%%rlm -c report --session notes --no-widget -o last\nWhich word is last?")
+    assert shell.user_ns["_rlm"].response == "3" and shell.user_ns["last"].response == "bolts"
+    roots = [r for r in scripted_server.requests if r.is_root]
+    assert "A new question about the same context" in roots[1].last_user
+    assert roots[1].messages[: len(roots[0].messages)] == roots[0].messages
+    changed = shell.run_cell("%%rlm -c report --session notes --max-iterations 3 --no-widget\nAgain?")
+    assert "keeps the settings of its first cell" in str(changed.error_in_exec)
+    shell.run_line_magic("rlm", "end notes")
+    missing = shell.run_cell("%rlm end notes")
+    assert "no session named 'notes'" in str(missing.error_in_exec)

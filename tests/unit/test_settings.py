@@ -136,7 +136,18 @@ def test_no_secret_reaches_a_trajectorys_settings() -> None:
 
 
 def test_backends_declare_what_they_can_do() -> None:
-    assert [b for b, spec in BACKENDS.items() if spec.needs_key] == ["openai", "anthropic"]
+    assert [b for b, spec in BACKENDS.items() if spec.needs_key] == [
+        "openai",
+        "anthropic",
+        "openrouter",
+        "portkey",
+        "vercel",
+        "gemini",
+    ]
+    assert [b for b, spec in BACKENDS.items() if spec.needs_key and spec.default_model] == [
+        "openai",
+        "anthropic",
+    ]
     assert [b for b, spec in BACKENDS.items() if spec.small] == ["local"]
     assert RLMConfig(backend="local").profile == "small" and RLMConfig(backend="openai").profile == "default"
     with pytest.raises(ConfigError, match="Unknown backend 'llama': choose one of openai, anthropic"):
