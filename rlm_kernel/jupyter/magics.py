@@ -48,6 +48,7 @@ from ..rewind import Branch, branch_at
 from ..risk import LADDER, capped
 from ..rlm import RLM, RLMResult
 from ..session import Session
+from ..tools import MCPServer
 from ..trajectory import default_log_dir, load
 from . import safe
 from .active import ActiveRun
@@ -261,13 +262,19 @@ class RLMMagics(Magics):
         return Setting("backend", "local", NO_KEY)
 
     def _functions(self, names: str, option: str) -> dict[str, Any]:
-        """``--tools a,b``: the notebook's functions of those names."""
-        found = {}
+        """``--tools a,b``: the notebook's functions of those names, and the tools of its MCP servers
+        of those names, by the names the servers give them."""
+        found: dict[str, Any] = {}
         for name in filter(None, (n.strip() for n in names.split(","))):
             value = self.shell.user_ns.get(name)
-            if not callable(value):
-                raise UsageError(f"--{option.replace('_', '-')}: no function named {name!r} in the namespace")
-            found[name] = value
+            if isinstance(value, MCPServer):
+                found.update((tool.name, tool) for tool in value.tools())
+            elif callable(value):
+                found[name] = value
+            else:
+                raise UsageError(
+                    f"--{option.replace('_', '-')}: no function or MCP server named {name!r} in the namespace"
+                )
         return found
 
     def make_rlm(self, opts: argparse.Namespace | None = None) -> tuple[RLM, dict[str, Any]]:

@@ -330,3 +330,20 @@ def test_a_tools_signature_comes_from_its_json_schemas(schema, output, shown):
     """Required arguments first; a name Python cannot have makes the arguments keywords; the return
     type from the output schema (a wrapped value's own type), else text."""
     assert str(_signature(schema, output)) == shown
+
+
+def test_the_magics_take_a_notebooks_server_by_name(shell, scripted_server, notes_stdio):
+    scripted_server.responder = Script(
+        root=[
+            repl("print(list_notes())"),
+            repl("answer['content'] = ', '.join(list_notes())\nanswer['ready'] = True"),
+        ]
+    )
+    shell.user_ns.update(notes=notes_stdio, report="ctx", py_length=py_length)
+    shell.run_cell("%%rlm -c report --tools notes,py_length --no-widget\nWhich notes are there?")
+    assert shell.user_ns["_rlm"].response == "budget, launch", shell.user_ns["_rlm"].error
+    system = scripted_server.requests[0].system
+    assert (
+        "- `list_notes(prefix: str = '') -> list[str]`" in system
+        and "- `py_length(text: str) -> int`" in system
+    )
