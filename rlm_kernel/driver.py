@@ -106,6 +106,8 @@ class RunTree:
         if key not in self._lms:
             backend, kwargs, default = self.config.lm_kwargs(role)
             lm = make_lm(backend, kwargs, model=model or default)
+            # A key the client found itself (the machine's model server, the environment) is secret too.
+            self.redactor.add(getattr(lm, "api_key", None))
             self.budget.require_prices([lm.model_name], functools.partial(price_of, lm))
             self._lms[key] = RecordingLM(lm, self._recording) if self._recording else lm
         return self._lms[key]

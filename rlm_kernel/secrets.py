@@ -125,6 +125,11 @@ class Redactor:
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self.secrets = sorted({s for s in secrets if len(s) >= _MIN_LEN}, key=len, reverse=True)
 
+    def add(self, secret: str | None) -> None:
+        """One more secret, learnt after the start: a key a client was handed, not configured."""
+        if secret and len(secret) >= _MIN_LEN and secret not in self.secrets:
+            self.secrets = sorted([*self.secrets, secret], key=len, reverse=True)
+
     def text(self, value: str) -> str:
         for secret in self.secrets:
             if secret in value:

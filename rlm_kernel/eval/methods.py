@@ -414,7 +414,8 @@ async def _reference(task: Task, settings: Settings, log_dir: Path | None) -> Ou
 
         lm = make_lm(name, kwargs)
         # The server's own key: the machine's llama.cpp server answers no request without it.
-        kwargs = {"model_name": lm.model_name, "base_url": str(lm.base_url), "api_key": lm._api_key}
+        key = lm.api_key or "not-needed"
+        kwargs = {"model_name": lm.model_name, "base_url": str(lm.base_url), "api_key": key}
         await lm.aclose()
 
     def run() -> Any:

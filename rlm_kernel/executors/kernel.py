@@ -518,6 +518,8 @@ _live: set[KernelSession] = set()
 
 def close_all(timeout: float = 30.0) -> None:
     """Shut down every kernel of the process, warm or in use, and remove their folders."""
+    with _pools_lock:  # their warm kernels are among those closed: a later run starts new pools
+        _pools.clear()
     if not _live:
         return
 

@@ -80,6 +80,11 @@ class SDKBackend(BaseLM):
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
     @property
+    def api_key(self) -> str | None:
+        """The key this client sends (None for the placeholder), so a run can redact it."""
+        return None if self._api_key == PLACEHOLDER_KEY else self._api_key
+
+    @property
     def is_official(self) -> bool:
         return not self.base_url or urlparse(self.base_url).hostname == self.official_host
 

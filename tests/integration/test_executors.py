@@ -399,3 +399,15 @@ def test_where_no_sandbox_can_be_made_the_kernel_executor_says_what_to_install(
         make_rlm(server, executor="kernel", executor_kwargs={"isolation": "none"})  # a choice made
     finally:
         sandbox.problem.cache_clear()
+
+
+def test_kernels_start_again_after_every_kernel_of_the_process_was_shut_down(server: ScriptedServer) -> None:
+    """After close_all (the process's shutdown path), a warm pool must not hand out a closed kernel."""
+    server.responder = Script(root=["```repl\nprint(len(context))\n```", "FINAL(200000)"])
+    context = "x" * 200_000  # large enough to travel as a file in the kernel's folder
+    assert make_rlm(server, executor="kernel").completion(context, "q").ok
+    kernel_module.close_all()
+    server.responder = Script(root=["```repl\nprint(len(context))\n```", "FINAL(200000)"])
+    result = make_rlm(server, executor="kernel").completion(context, "q")
+    assert result.ok, result.error
+    assert outputs(result) == ["200000\n"]

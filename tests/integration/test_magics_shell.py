@@ -309,7 +309,9 @@ def test_tools_sub_tools_and_tips_from_the_magics(
     shell.run_line_magic("config", "RLMMagics.tools = {'lookup': lookup}")
     assert run(shell, "%rlm doc b?").error_in_exec is None
     assert [e.tool for e in shell.user_ns["_rlm"].trajectory if isinstance(e, ToolCalled)] == ["lookup"]
-    with pytest.raises(UsageError, match="--sub-tools: no function or MCP server named 'nope' in the namespace"):
+    with pytest.raises(
+        UsageError, match="--sub-tools: no function or MCP server named 'nope' in the namespace"
+    ):
         shell.user_ns["__rlm_magics__"]._parse("--sub-tools nope doc q", None)
 
 

@@ -133,3 +133,35 @@ def test_export_redacts_again_with_its_own_environment(tmp_path: Path, server: S
     assert done.returncode == 0, done.stderr
     exported = out.read_text()
     assert exported and secret not in exported and REDACTED in exported
+
+
+READ_CLIENT_KEYS = """
+import gc
+from rlm_kernel.lm.sdk import SDKBackend
+llm_query("Say hi.")  # the sub-model's client exists from its first call
+print(sorted({o._api_key for o in gc.get_objects() if isinstance(o, SDKBackend)}))
+"""
+
+
+@pytest.mark.local_model
+def test_the_machine_model_servers_key_is_redacted_though_no_setting_named_it(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """The bundled model's key comes from the machine's server, not from a setting or the
+    environment; code in the local executor finds the client and prints its key."""
+    from rlm_kernel.lm import make_lm
+
+    key = make_lm("local", {}).api_key
+    assert key
+    result = attacker(
+        server,
+        READ_CLIENT_KEYS,
+        executor="local",
+        log_dir=tmp_path,
+        sub_backend="local",
+        sub_backend_kwargs={},
+    ).completion("doc", "q")
+    assert result.ok, result.error
+    assert REDACTED in outputs(result)[0]
+    assert key not in result.log_path.read_text()
+    assert key not in json.dumps([r.body for r in server.requests])
