@@ -41,17 +41,28 @@ class Price:
     input: float
     output: float
     cached_input: float | None = None  # None: cached tokens cost the same as input
+    cache_write: float | None = None  # None: tokens written to the cache cost the same as input
 
-    def cost(self, input_tokens: int, output_tokens: int, cached_tokens: int = 0) -> float:
-        """Dollars for one call; ``input_tokens`` includes ``cached_tokens``."""
+    def cost(
+        self, input_tokens: int, output_tokens: int, cached_tokens: int = 0, written_tokens: int = 0
+    ) -> float:
+        """Dollars for one call; ``input_tokens`` includes ``cached_tokens`` and ``written_tokens``
+        (those the provider wrote to its prompt cache, which Anthropic charges above input)."""
         cached_rate = self.input if self.cached_input is None else self.cached_input
-        fresh = max(input_tokens - cached_tokens, 0)
-        return (fresh * self.input + cached_tokens * cached_rate + output_tokens * self.output) / 1e6
+        write_rate = self.input if self.cache_write is None else self.cache_write
+        fresh = max(input_tokens - cached_tokens - written_tokens, 0)
+        return (
+            fresh * self.input
+            + cached_tokens * cached_rate
+            + written_tokens * write_rate
+            + output_tokens * self.output
+        ) / 1e6
 
 
 Prices = Mapping[str, Price]
 
-# Public list prices, USD per 1M tokens. Matched by longest prefix of the model name.
+# Public list prices, USD per 1M tokens: input, output, cached input, and (Anthropic) a write to the
+# five-minute prompt cache, 1.25 times input. Matched by longest prefix of the model name.
 PRICES: dict[str, Price] = {
     "gpt-5": Price(1.25, 10.0, 0.125),
     "gpt-5-mini": Price(0.25, 2.0, 0.025),
@@ -63,37 +74,50 @@ PRICES: dict[str, Price] = {
     "gpt-4o-mini": Price(0.15, 0.6, 0.075),
     "o3": Price(2.0, 8.0, 0.5),
     "o4-mini": Price(1.1, 4.4, 0.275),
-    "claude-opus-4-1": Price(15.0, 75.0, 1.5),
-    "claude-opus-4-5": Price(5.0, 25.0, 0.5),
-    "claude-sonnet-4": Price(3.0, 15.0, 0.3),
-    "claude-haiku-4-5": Price(1.0, 5.0, 0.1),
-    "claude-3-5-haiku": Price(0.8, 4.0, 0.08),
+    "claude-opus-4-1": Price(15.0, 75.0, 1.5, 18.75),
+    "claude-opus-4-5": Price(5.0, 25.0, 0.5, 6.25),
+    "claude-sonnet-4": Price(3.0, 15.0, 0.3, 3.75),
+    "claude-haiku-4-5": Price(1.0, 5.0, 0.1, 1.25),
+    "claude-3-5-haiku": Price(0.8, 4.0, 0.08, 1.0),
 }
 
 
-def set_price(model: str, input: float, output: float, cached_input: float | None = None) -> None:
+def set_price(
+    model: str,
+    input: float,
+    output: float,
+    cached_input: float | None = None,
+    cache_write: float | None = None,
+) -> None:
     """Register or override the price of a model (or of every model starting with ``model``) in the
     process-wide table, for every client. To price one client only, pass ``prices=`` to it instead."""
-    PRICES[model] = Price(input, output, cached_input)
+    PRICES[model] = Price(input, output, cached_input, cache_write)
 
 
 def as_price(value: Any) -> Price:
     """A :class:`Price` from the forms ``backend_kwargs`` can hold (they may come from JSON or a
-    profile): a ``Price``, ``(input, output[, cached_input])`` or ``{"input":, "output":,
-    "cached_input":}``."""
+    profile): a ``Price``, ``(input, output[, cached_input[, cache_write]])`` or ``{"input":,
+    "output":, "cached_input":, "cache_write":}``."""
     from .errors import ConfigError
 
     try:
         if isinstance(value, Price):
             return value
         if isinstance(value, Mapping):
-            return Price(float(value["input"]), float(value["output"]), _rate(value.get("cached_input")))
-        if isinstance(value, (list, tuple)) and len(value) in (2, 3):
-            return Price(float(value[0]), float(value[1]), _rate(value[2] if len(value) == 3 else None))
+            return Price(
+                float(value["input"]),
+                float(value["output"]),
+                _rate(value.get("cached_input")),
+                _rate(value.get("cache_write")),
+            )
+        if isinstance(value, (list, tuple)) and 2 <= len(value) <= 4:
+            rates = [_rate(v) for v in value[2:]] + [None, None]
+            return Price(float(value[0]), float(value[1]), rates[0], rates[1])
     except (KeyError, TypeError, ValueError):
         pass
     raise ConfigError(
-        f"Bad price {value!r}: give (input, output[, cached_input]) in US dollars per million tokens."
+        f"Bad price {value!r}: give (input, output[, cached_input[, cache_write]]) in US dollars per "
+        "million tokens."
     )
 
 

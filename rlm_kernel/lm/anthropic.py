@@ -196,6 +196,7 @@ def _received(message: anthropic.types.Message, received: Received) -> Received:
         usage.output_tokens or 0,
         cache_read,
     )
+    received.written = cache_write
     received.finish = message.stop_reason
     received.response_model = message.model
     return received

@@ -74,6 +74,7 @@ class Completion:
     cached_tokens: int = 0
     latency_s: float = 0.0
     extra: dict = field(default_factory=dict)
+    written_tokens: int = 0  # of input_tokens, those written to the provider's prompt cache
     price: Price | None = field(default=None, compare=False, repr=False)
     tool_calls: tuple[ToolRequest, ...] = ()  # the tools the model asked for, when offered some
 
@@ -82,7 +83,9 @@ class Completion:
         """US dollars for this reply; None when its model has no price anywhere."""
         price = self.price or price_for(self.model)
         return (
-            None if price is None else price.cost(self.input_tokens, self.output_tokens, self.cached_tokens)
+            None
+            if price is None
+            else price.cost(self.input_tokens, self.output_tokens, self.cached_tokens, self.written_tokens)
         )
 
     @property
@@ -138,6 +141,7 @@ class Received:
 
     text: str | None = None
     tokens: tuple[int, int, int] | None = None  # input (cached included), output, cached
+    written: int = 0  # input tokens written to the prompt cache (Anthropic reports them)
     finish: str | None = None  # the provider's finish or stop reason
     response_model: str | None = None  # the model name the server answered with; None: the client's
     model: str | None = None  # the model to report and price, where not the client's (a replay)
@@ -300,6 +304,7 @@ class BaseLM(abc.ABC):
             input_tokens=tokens[0],
             output_tokens=tokens[1],
             cached_tokens=tokens[2],
+            written_tokens=received.written if received.tokens is not None else 0,
             latency_s=latency_s,
             extra={self.finish_key: received.finish, "response_model": response_model},
             price=self.price(model),

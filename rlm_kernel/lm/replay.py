@@ -62,7 +62,10 @@ class Recording:
             "input_tokens": completion.input_tokens,
             "output_tokens": completion.output_tokens,
             "cached_tokens": completion.cached_tokens,
-            "price": None if price is None else [price.input, price.output, price.cached_input],
+            "written_tokens": completion.written_tokens,
+            "price": None
+            if price is None
+            else [price.input, price.output, price.cached_input, price.cache_write],
             **(
                 {"tool_calls": [[c.id, c.name, c.arguments] for c in completion.tool_calls]}
                 if completion.tool_calls
@@ -170,6 +173,7 @@ class ReplayLM(BaseLM):
             entry.get("output_tokens", 0),
             entry.get("cached_tokens", 0),
         )
+        received.written = entry.get("written_tokens", 0)
         received.finish = entry.get("finish_reason")
         received.model = received.response_model = entry.get("model") or self.model_name
         received.tool_calls = [ToolRequest(*call) for call in entry.get("tool_calls", [])]

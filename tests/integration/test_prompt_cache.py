@@ -28,7 +28,7 @@ from rlm_kernel.lm.base import Completion
 from rlm_kernel.lm.llama_server import LlamaServer
 from rlm_kernel.lm.openai import OpenAILM, cache_key
 from rlm_kernel.prompts import context_metadata
-from rlm_kernel.usage import Tally, Usage, percent
+from rlm_kernel.usage import Tally, Usage, percent, price_for
 
 KEY = "sk-test-prompt-cache-0123456789"
 HINT = "HINT-THE-TOTAL-IS-IN-PART-THREE"
@@ -144,6 +144,24 @@ def test_anthropic_root_requests_mark_the_stable_prefix_and_the_conversation_on_
     replies = [e for e in result.trajectory if e.kind == "root_reply"]
     assert replies[0].cached_tokens == 0 and all(e.cached_tokens > 0 for e in replies[1:])
     assert_usage_line_shows_the_share(result)
+
+
+def test_anthropic_cache_writes_are_charged_at_their_own_rate(scripted_server: ScriptedServer) -> None:
+    """Anthropic charges a write to its prompt cache 1.25 times input: each root reply's cost counts
+    the tokens its request wrote, as the provider reported them."""
+    result, roots = run_twenty_turns(scripted_server, "anthropic")
+    cache = PromptCache()  # the server's cache, replayed: sub-calls carry no marks and write nothing
+    written = [cache.use(r)[1] for r in roots]
+    assert sum(written) > 0
+    replies = [e for e in result.trajectory if e.kind == "root_reply"]
+    price = price_for("claude-haiku-4-5")
+    assert price is not None and price.cache_write == 1.25 * price.input
+    for reply, wrote in zip(replies, written, strict=True):
+        assert reply.cost == pytest.approx(
+            price.cost(reply.input_tokens, reply.output_tokens, reply.cached_tokens, wrote)
+        )
+    first = replies[0]  # all of it written or fresh: at least what input alone would cost
+    assert first.cost > price.cost(first.input_tokens, first.output_tokens, first.cached_tokens)
 
 
 def test_openai_root_requests_begin_with_the_bytes_of_the_one_before(scripted_server: ScriptedServer) -> None:

@@ -30,6 +30,14 @@ def test_cost_at_a_given_price() -> None:
     assert cost_of("gpt-4o-mini", 1_000_000, 0, price=None) == 0.15
 
 
+def test_tokens_written_to_the_cache_cost_their_own_rate() -> None:
+    price = Price(2.0, 4.0, 0.5, 2.5)
+    # 1M input: 0.25M read from the cache, 0.5M written to it, 0.25M neither
+    assert price.cost(1_000_000, 0, 250_000, 500_000) == pytest.approx(0.5 + 0.125 + 1.25)
+    assert Price(2.0, 4.0).cost(1_000_000, 0, 0, 500_000) == 2.0  # no write rate: input's
+    assert PRICES["claude-sonnet-4"].cache_write == 1.25 * PRICES["claude-sonnet-4"].input
+
+
 @pytest.mark.parametrize(
     ("value", "price"),
     [
@@ -39,13 +47,15 @@ def test_cost_at_a_given_price() -> None:
         ([1, 2, None], Price(1.0, 2.0)),
         ({"input": "1.5", "output": 2}, Price(1.5, 2.0)),
         ({"input": 1, "output": 2, "cached_input": 0.1}, Price(1.0, 2.0, 0.1)),
+        ((1, 2, 0.1, 1.25), Price(1.0, 2.0, 0.1, 1.25)),
+        ({"input": 1, "output": 2, "cache_write": 1.25}, Price(1.0, 2.0, None, 1.25)),
     ],
 )
 def test_prices_in_every_form_backend_kwargs_can_hold(value: object, price: Price) -> None:
     assert as_price(value) == price
 
 
-@pytest.mark.parametrize("value", [1.0, (1,), (1, 2, 3, 4), {"input": 1}, ("a", "b"), None])
+@pytest.mark.parametrize("value", [1.0, (1,), (1, 2, 3, 4, 5), {"input": 1}, ("a", "b"), None])
 def test_a_bad_price_is_a_config_error(value: object) -> None:
     with pytest.raises(ConfigError, match="Bad price"):
         as_price(value)
