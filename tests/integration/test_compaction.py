@@ -134,3 +134,42 @@ def test_a_rewind_and_the_export_see_the_conversation_the_root_saw(scripted_serv
     taught = {s["turn"]: "\n".join(m["content"] for m in s["messages"]) for s in samples(conv)}
     assert FIRST in taught[3] and FIRST not in taught[4]
     assert NOTES in taught[4] and taught[4].endswith(TURNS[3])
+
+
+def test_a_time_limit_reached_while_the_notes_are_written_ends_the_run_without_a_compaction_warning(
+    scripted_server,
+):
+    scripted_server.responder = Script(
+        root=TURNS, sub=lambda r: Reply(hang=True) if "Write your notes" in r.last_user else "ok"
+    )
+    rlm = make_rlm(scripted_server, max_timeout=8.0)
+    result = rlm.completion("a small context", "What is x + 1?")
+    assert not result.ok and "max_timeout" in (result.error or ""), result.error
+    assert [e.code for e in result.trajectory if e.kind == "warning"] == []
+    assert not [e for e in result.trajectory if isinstance(e, Compacted)]
+
+
+def test_a_run_stopped_while_the_notes_are_written_ends_without_a_compaction_warning(scripted_server):
+    rlm = None
+
+    def sub(request):
+        if "Write your notes" in request.last_user:
+            rlm.cancel()
+            return Reply(text=NOTES, delay=2.0)
+        return "ok"
+
+    scripted_server.responder = Script(root=TURNS, sub=sub)
+    rlm = make_rlm(scripted_server)
+    result = rlm.completion("a small context", "What is x + 1?")
+    assert not result.ok, result.response
+    assert [e.code for e in result.trajectory if e.kind == "warning"] == []
+
+
+def test_a_token_limit_passed_by_the_notes_ends_the_run_without_a_compaction_warning(scripted_server):
+    scripted_server.responder = Script(
+        root=TURNS,
+        sub=lambda r: Reply(text=NOTES, output_tokens=100_000) if "Write your notes" in r.last_user else "ok",
+    )
+    result = make_rlm(scripted_server, max_tokens=50_000).completion("a small context", "What is x + 1?")
+    assert not result.ok and "max_tokens" in (result.error or ""), result.error
+    assert [e.code for e in result.trajectory if e.kind == "warning"] == []
