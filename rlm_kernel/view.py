@@ -36,7 +36,7 @@ from .events import (
     SubcallStarted,
     ToolCalled,
 )
-from .usage import Usage, is_lm_call
+from .usage import Usage, is_lm_call, percent
 
 __all__ = [
     "ToolRow",
@@ -466,7 +466,8 @@ def totals_line(state: RunState) -> str:
     """The run's figures, children included: "5 LM call(s) · 25 in / 9 out tokens · $1.5000"."""
     total = state.usage.total
     tools = f" · {state.tool_calls} tool call(s)" if state.tool_calls else ""
-    cached = f" · {total.cached_tokens:,} cached" if total.cached_tokens else ""
+    share = percent(total.cached_tokens, total.input_tokens)
+    cached = f" · {total.cached_tokens:,} cached ({share} of input)" if total.cached_tokens else ""
     cost = "cost unknown" if total.cost is None else f"${total.cost:.4f}"
     return (
         f"{total.calls} LM call(s){tools} · {total.input_tokens:,} in / {total.output_tokens:,} out tokens"

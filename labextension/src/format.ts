@@ -183,11 +183,32 @@ export function stepLine(step: StepView, run: RunView): string {
   return bits.join(' · ');
 }
 
+/**
+ * `part` of `whole` in whole percent, never rounded to 0% or 100% when it is neither none nor all
+ * of it (as the Python views write it).
+ */
+export function percent(part: number, whole: number): string {
+  if (whole <= 0) {
+    return '0%';
+  }
+  const value = Math.round((100 * part) / whole);
+  if (part > 0 && value === 0) {
+    return '<1%';
+  }
+  if (part < whole && value === 100) {
+    return '>99%';
+  }
+  return `${value}%`;
+}
+
 /** The run's figures, children included: `5 LM call(s) · 25 in / 9 out tokens · $1.5000`. */
 export function totalsLine(run: RunView): string {
   const t = run.totals;
   const tools = run.toolCalls > 0 ? ` · ${run.toolCalls} tool call(s)` : '';
-  const cached = t.cachedTokens > 0 ? ` · ${t.cachedTokens.toLocaleString('en-US')} cached` : '';
+  const cached =
+    t.cachedTokens > 0
+      ? ` · ${t.cachedTokens.toLocaleString('en-US')} cached (${percent(t.cachedTokens, t.inputTokens)} of input)`
+      : '';
   const cost = t.cost === null ? 'cost unknown' : `$${t.cost.toFixed(4)}`;
   return (
     `${t.calls} LM call(s)${tools} · ${t.inputTokens.toLocaleString('en-US')} in / ` +

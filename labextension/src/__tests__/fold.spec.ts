@@ -7,7 +7,7 @@
  * `snapshot` writes the fold in the fixtures' shape, as the Python test does.
  */
 import { isEvent, withDefaults } from '../protocol';
-import { stepLine, toolLine, totalsLine } from '../format';
+import { percent, stepLine, toolLine, totalsLine } from '../format';
 import { rlmCommand, RunLog, type CallView, type RunView, type StepView } from '../runs';
 
 // Node's own, in jest; the extension's build has no Node types.
@@ -118,5 +118,15 @@ describe('commands of the kernel', () => {
   const cases = (read('commands.json') as { cases: Array<[string, string | null]> }).cases;
   it.each(cases)('%j is %p', (source, command) => {
     expect(rlmCommand(source)).toBe(command);
+  });
+});
+
+describe('percent', () => {
+  it('is never rounded to none or all of it', () => {
+    expect(percent(950, 2700)).toBe('35%');
+    expect(percent(1, 1000)).toBe('<1%');
+    expect(percent(999, 1000)).toBe('>99%');
+    expect(percent(1000, 1000)).toBe('100%');
+    expect(percent(0, 0)).toBe('0%');
   });
 });
