@@ -7,6 +7,7 @@
 import { Widget } from '@lumino/widgets';
 
 import { rlmIcon } from './icons';
+import { IMAGES_SHOWN, type ImageRecord } from './images';
 import type { RlmNotebook } from './notebook';
 import { formatCost, formatSeconds, formatTally, formatTokens, kernelLines, toolCallText, toolOutcome } from './format';
 import { canContinueFrom } from './rewind';
@@ -240,6 +241,9 @@ export class RunsPanel extends Widget {
       .filter(Boolean)
       .join('\n\n');
     item.title = tip;
+    if (call.images.length > 0) {
+      item.appendChild(renderImages(call.images));
+    }
     if (call.tools.length > 0) {
       item.appendChild(renderTools(call.tools));
     }
@@ -285,6 +289,26 @@ function plural(n: number, what: string): string {
 }
 
 /** Tool calls, one a line: what was called (arguments in short), and what it gave or its error. */
+/** A sub-call's images: each a thumbnail where its record holds one, else its size as text. */
+function renderImages(images: ImageRecord[]): HTMLElement {
+  const row = el('div', 'rlm-call-images', `↳ ${images.length} image(s): `);
+  for (const image of images.slice(0, IMAGES_SHOWN)) {
+    if (image.thumbnail === null) {
+      row.appendChild(el('span', 'rlm-call-image', `[${image.about}]`));
+    } else {
+      const thumbnail = el('img', 'rlm-call-image');
+      thumbnail.src = image.thumbnail;
+      thumbnail.alt = image.about;
+      thumbnail.title = image.about;
+      row.appendChild(thumbnail);
+    }
+  }
+  if (images.length > IMAGES_SHOWN) {
+    row.appendChild(el('span', 'rlm-call-image', `+${images.length - IMAGES_SHOWN} more`));
+  }
+  return row;
+}
+
 function renderTools(tools: ToolView[]): HTMLUListElement {
   const list = el('ul', 'rlm-tools');
   for (const tool of tools) {

@@ -16,6 +16,7 @@
  * to one result (`__tests__/fold.spec.ts`, `tests/unit/test_fold_fixtures.py`).
  */
 
+import { imageRecords, type ImageRecord } from './images';
 import type {
   KernelMsg,
   RunEndedEvent,
@@ -88,6 +89,8 @@ export interface CallView {
   lmCall: boolean;
   /** The tools its model asked for, in order. */
   tools: ToolView[];
+  /** The images it sent (`llm_query(images=)`). */
+  images: ImageRecord[];
 }
 
 export interface StepView {
@@ -620,7 +623,8 @@ export class RunLog {
       model: event.model,
       status: 'running',
       prompt: event.prompt_preview,
-      batchId: event.batch_id
+      batchId: event.batch_id,
+      images: imageRecords(event.images)
     });
     run.totals.running += 1;
     this.attach(run, call);
@@ -809,6 +813,7 @@ export class RunLog {
       replayed: false,
       lmCall: false,
       tools: [],
+      images: [],
       ...fields
     };
     this.calls.set(call.callId, call);

@@ -496,3 +496,35 @@ describe('tool calls', () => {
     expect(toolNames([tool('b', ''), tool('a', ''), tool('b', '')])).toBe('b × 2, a');
   });
 });
+
+describe('the images a sub-call sent', () => {
+  const png = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==';
+
+  it('keep their size and format, and a thumbnail only as a PNG data URL of plain base64', () => {
+    const log = new RunLog();
+    log.applyMessage(started());
+    log.applyMessage(events(stepStarted(1)));
+    log.applyEvent(
+      callStarted('c1', 1, {
+        images: [
+          { media_type: 'image/png', width: 640, height: 480, bytes: 12345, thumbnail: png },
+          { media_type: 'image/jpeg', width: 30, height: 20, bytes: 900 },
+          { media_type: 'image/svg+xml', width: 1, height: 1, bytes: 5, thumbnail: 'data:image/svg+xml;base64,PHN2Zz4=' },
+          { media_type: 'image/png', width: 1, height: 1, bytes: 5, thumbnail: 'https://example.com/x.png' },
+          { media_type: 'image/png', width: 1, height: 1, bytes: 5, thumbnail: 'javascript:alert(1)//base64,AA' },
+          'not a record'
+        ]
+      })
+    );
+    const call = log.runs[0].steps[0].calls[0];
+    expect(call.images.map(i => i.about)).toEqual([
+      'PNG 640×480, 12,345 bytes',
+      'JPEG 30×20, 900 bytes',
+      'SVG+XML 1×1, 5 bytes',
+      'PNG 1×1, 5 bytes',
+      'PNG 1×1, 5 bytes',
+      'IMAGE ?×?, 0 bytes'
+    ]);
+    expect(call.images.map(i => i.thumbnail)).toEqual([png, null, null, null, null, null]);
+  });
+});
