@@ -300,8 +300,10 @@ class RLM:
         """The async twin of :meth:`completion`: LM calls are awaited and code runs in a worker thread.
 
         ``approve(step, code)`` is awaited before each step and returns the code to run (step mode)."""
-        if self._reference.persistent:
-            raise ConfigError("persistent=True keeps its session in completion(); acompletion() starts anew.")
+        if self._reference.persistent and branch is None:  # one session, as completion() keeps it
+            if self._session is None:
+                self._session = self.session(context, namespace=namespace, subscribers=subscribers)
+            return await self._session.aask(root_prompt, context=context, approve=approve)
         run = self.open(context, root_prompt, namespace=namespace, subscribers=subscribers, branch=branch)
         return run.close(await adrive(run.parts, approve))
 

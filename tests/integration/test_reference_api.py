@@ -3,6 +3,8 @@ through the OpenAI SDK against the scripted server."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from scripted_server import Reply, Script
 
@@ -215,6 +217,30 @@ def test_persistent_runs_share_one_repl(scripted_server, tmp_path) -> None:
     with RLM("openai", kwargs(scripted_server), persistent=True, log_dir=tmp_path) as rlm:
         assert rlm.completion("one").response == "noted"
         assert rlm.completion("two").response == "one two"
+
+
+def test_persistent_async_runs_share_one_repl_too(scripted_server, tmp_path) -> None:
+    scripted_server.responder = Script(
+        root=[
+            repl("seen = [context]", "answer['content'] = 'noted'", "answer['ready'] = True"),
+            repl("seen.append(context)", "answer['content'] = ' '.join(seen)", "answer['ready'] = True"),
+        ]
+    )
+
+    async def ask_twice(rlm: RLM) -> list[str | None]:
+        return [(await rlm.acompletion("one")).response, (await rlm.acompletion("two")).response]
+
+    with RLM("openai", kwargs(scripted_server), persistent=True, log_dir=tmp_path) as rlm:
+        assert asyncio.run(ask_twice(rlm)) == ["noted", "one two"]
+    scripted_server.responder = Script(
+        root=[
+            repl("seen = [context]", "answer['content'] = 'noted'", "answer['ready'] = True"),
+            repl("seen.append(context)", "answer['content'] = ' '.join(seen)", "answer['ready'] = True"),
+        ]
+    )
+    with RLM("openai", kwargs(scripted_server), persistent=True, log_dir=tmp_path) as rlm:  # a loop each
+        assert asyncio.run(rlm.acompletion("one")).response == "noted"
+        assert asyncio.run(rlm.acompletion("two")).response == "one two"
 
 
 def test_a_session_in_a_kernel_loads_the_context_once(scripted_server, tmp_path) -> None:
