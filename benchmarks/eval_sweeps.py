@@ -121,14 +121,6 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
         ["--tasks", "pairs", "--lengths", "4k", "-n", "2", "--methods", "rlm", "--model-name",
          "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--concurrency", "1", "--max-timeout", "1500"],
     ),
-    "pairs-4k-compacting-1.5b": (
-        "OOLONG-Pairs at 4K with the bundled 1.5B model as root and sub-model, compacting at 0.4 of "
-        "its 8K window so that the runs compact (at the default 0.75 none of pairs-4k-compaction-1.5b "
-        "came near it)",
-        ["--tasks", "pairs", "--lengths", "4k", "-n", "3", "--methods", "rlm", "--model-name",
-         "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--concurrency", "1", "--max-timeout", "1500",
-         "--compaction-threshold", "0.4"],
-    ),
     "oolong-4k-baselines-1.5b": (
         "OOLONG trec_coarse at 4K with the bundled 1.5B model: CodeAct, CodeAct with sub-calls and the "
         "summary agent, on the first three tasks of oolong-1.5b (which has the RLM and the plain model)",

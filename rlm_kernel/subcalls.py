@@ -406,6 +406,7 @@ class Subcalls:
             input_tokens=sum(c.input_tokens for c in rounds),
             output_tokens=sum(c.output_tokens for c in rounds),
             cached_tokens=sum(c.cached_tokens for c in rounds),
+            written_tokens=sum(c.written_tokens for c in rounds),
             latency_s=sum(c.latency_s for c in rounds),
             extra={**completion.extra, "tool_rounds": len(rounds) - 1},
         )

@@ -5,6 +5,8 @@ starts with the task family and the length it covers (``*`` for any), then its c
 ``|``. A cell is Markdown in which these fields are replaced by figures read from the sweep's
 ``results.jsonl`` and ``SUMMARY.md``, for that row's family and length:
 
+A ``SWEEP`` written ``SWEEP:N`` counts only its tasks numbered below N.
+
 ``{score METHOD SWEEP}``
     ``right / n`` where every score of the family in the sweep is 0 or 1, else the mean score times
     100; "(context > window)"
@@ -72,10 +74,14 @@ def _length(tokens: int) -> str:
 
 
 def select(sweep: str, method: str, family: str, length: str) -> list[dict[str, Any]]:
+    """The rows of a method, family and length; ``SWEEP:N`` keeps the tasks numbered below N (those
+    another sweep with ``-n N`` ran), so methods from two sweeps are compared on the same tasks."""
+    sweep, _, first = sweep.partition(":")
     return [
         r
         for r in results(sweep)
-        if method in ("*", r["method"])
+        if (not first or int(str(r["task_id"]).rsplit("-", 1)[1]) < int(first))
+        and method in ("*", r["method"])
         and family in ("*", r["family"])
         and length in ("*", _length(int(r["length"])))
     ]
