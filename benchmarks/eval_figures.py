@@ -20,8 +20,11 @@ OUT = HERE / "figure1"
 # the figure -> the sweeps whose rows it draws, and the families it keeps
 FIGURES = {
     "sniah": (["sniah-0.5b", "sniah-1m-0.5b"], {"sniah"}),
-    "oolong": (["oolong-1.5b", "oolong-32k-1.5b", "oolong-32k-baselines-1.5b"], {"oolong"}),
-    "pairs": (["pairs-1.5b", "pairs-4k-compaction-1.5b"], {"pairs"}),
+    "oolong": (
+        ["oolong-1.5b", "oolong-4k-baselines-1.5b", "oolong-32k-1.5b", "oolong-32k-baselines-1.5b"],
+        {"oolong"},
+    ),
+    "pairs": (["pairs-1.5b", "pairs-4k-baselines-1.5b", "pairs-4k-compaction-1.5b"], {"pairs"}),
 }
 
 
