@@ -288,7 +288,6 @@ function plural(n: number, what: string): string {
   return `${n} ${what}${n === 1 ? '' : 's'}`;
 }
 
-/** Tool calls, one a line: what was called (arguments in short), and what it gave or its error. */
 /** A sub-call's images: each a thumbnail where its record holds one, else its size as text. */
 function renderImages(images: ImageRecord[]): HTMLElement {
   const row = el('div', 'rlm-call-images', `↳ ${images.length} image(s): `);
@@ -309,6 +308,7 @@ function renderImages(images: ImageRecord[]): HTMLElement {
   return row;
 }
 
+/** Tool calls, one a line: what was called (arguments in short), and what it gave or its error. */
 function renderTools(tools: ToolView[]): HTMLUListElement {
   const list = el('ul', 'rlm-tools');
   for (const tool of tools) {
