@@ -73,6 +73,7 @@ PARK_AFTER_S = 30.0
 ALIVE_CHECK_S = 1.0  # how often a kernel that is not an :class:`Exits` is asked whether it lives
 START_S = 120.0  # for a kernel to start and load this module, many starting at once on 2 cores
 STEP_TIMEOUT_S = 300.0  # the default step_timeout: seconds of a step's own work in the kernel
+CPU_LOOK_S = 0.25  # how often a step waiting on the host is looked at, when its CPU counts
 PART_BYTES = 4 << 20  # a context crosses a remote kernel's channel in parts of this size
 WRITE_CHARS = 8 << 20  # and is written for a local kernel this many characters at a time
 ISOLATIONS = ("sandbox", "none")
@@ -192,6 +193,7 @@ class KernelSession:
         self._closing = False
         self._host_s = 0.0  # seconds the kernel waited on the host's answers, ended waits
         self._host_since: float | None = None  # when its present wait on the host began
+        self._cpu_since: float | None = None  # the CPU its processes had used then, where known
 
     # -- starting --------------------------------------------------------------------------
     async def start(self) -> None:
@@ -239,7 +241,8 @@ class KernelSession:
             while await self.kernel.is_alive():
                 await asyncio.sleep(ALIVE_CHECK_S)
         if not self._closing:
-            self._end("the kernel died (out of memory, out of CPU time, or killed)")
+            why = getattr(self.kernel, "why_ended", lambda: None)()
+            self._end(why or "the kernel died (out of memory, out of CPU time, or killed)")
 
     # -- what the kernel sends ---------------------------------------------------------------
     def _on_message(self, msg: dict[str, Any]) -> None:
@@ -469,6 +472,8 @@ class KernelSession:
                 if waits and min(waits) <= 0:
                     break
                 timeout_s = min(waits) if waits else None
+                if timeout_s is not None and self._cpu_since is not None:  # its CPU counts: look again
+                    timeout_s = min(timeout_s, CPU_LOOK_S)
                 await asyncio.wait({task, stopped}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
                 if stopped.done():
                     break
@@ -486,16 +491,29 @@ class KernelSession:
                 unlisten()
 
     def host_time(self) -> float:
-        """Seconds the kernel has spent waiting on the host's answers, since it started."""
-        since = self._host_since
-        return self._host_s + (time.monotonic() - since if since is not None else 0.0)
+        """Seconds the kernel has spent waiting on the host's answers, since it started, less the
+        CPU its processes used meanwhile (where the kernel can say): a step's other threads and
+        processes compute on its own time, whatever one of them waits on."""
+        return self._host_s + self._waited(time.monotonic())
+
+    def _waited(self, now: float) -> float:
+        """Of the present wait on the host, the seconds that are not the step's."""
+        if self._host_since is None:
+            return 0.0
+        wall = now - self._host_since
+        if self._cpu_since is None:
+            return wall
+        cpu = _cpu_of(self.kernel)
+        return max(wall - (cpu - self._cpu_since), 0.0) if cpu is not None else wall
 
     def _account(self) -> None:
         """After the stack changed: the time the kernel waits on the host starts or stops."""
         now = time.monotonic()
         if self._host_since is not None:
-            self._host_s += now - self._host_since
-        self._host_since = now if self.waiting_on_host() else None
+            self._host_s += self._waited(now)
+        waiting = self.waiting_on_host()
+        self._host_since = now if waiting else None
+        self._cpu_since = _cpu_of(self.kernel) if waiting else None
 
     async def close(self) -> None:
         if self._closing:
@@ -663,7 +681,9 @@ class KernelExecutor:
         self.kernel_name = kernel_name or self.default_kernel(isolation)
         self.isolation = isolation
         self.memory_mb = memory_mb
-        self.limits = sandbox.Limits(memory_mb or sandbox.Limits.memory_mb, max_procs, file_mb)
+        self.limits = sandbox.Limits(
+            memory_mb or sandbox.Limits.memory_mb, max_procs, file_mb, cpu_s or sandbox.Limits.cpu_s
+        )
         self.cpu_s = cpu_s
         self.step_timeout = STEP_TIMEOUT_S if step_timeout is None else step_timeout
         self.interrupt_grace_s = interrupt_grace_s
@@ -950,6 +970,12 @@ class KernelExecutor:
         if root.max_subcalls is not None and root._count > root.max_subcalls:
             return bridge.Value(error=f"this run's limit of {root.max_subcalls:,} sub-calls is reached")
         return None
+
+
+def _cpu_of(kernel: Kernel) -> float | None:
+    """CPU seconds the kernel's processes have used, where its kernel can say."""
+    cpu_time = getattr(kernel, "cpu_time", None)
+    return None if cpu_time is None else cpu_time()
 
 
 def _dropped_note(dropped: int) -> str:

@@ -9,15 +9,15 @@ import asyncio
 import contextlib
 import ctypes
 import functools
+import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
 from typing import Any
 
-from . import bridge, sandbox
+from . import bridge, sandbox, seccomp
 from .kernel import START_S, KernelError
 
 __all__ = ["LocalKernel", "protect_host"]
@@ -85,9 +85,11 @@ def protect_host() -> None:
 
 class LocalKernel:
     """A kernel on this machine, started by jupyter_client in a sandbox (or, with ``isolation="none"``,
-    as this user with an allowlisted environment and no capabilities). Its folder holds its
-    connection file, its sockets and the contexts written for it; nothing of it is in the Jupyter
-    runtime folder."""
+    as this user with an allowlisted environment and no capabilities). Its folder, which only this
+    user reaches, holds its connection file, the links this host connects through and the contexts
+    written for it; nothing of it is in the Jupyter runtime folder. A sandboxed kernel binds its
+    sockets in its sandbox's own folder, and the host holds each one once it is bound, before any
+    code runs there (:func:`.sandbox.hold_sockets`)."""
 
     shares_files = True
 
@@ -112,10 +114,14 @@ class LocalKernel:
         with contextlib.suppress(OSError):  # contexts pass through memory where there is a /dev/shm
             transfer.insert(0, sandbox.private_folder("/dev/shm"))  # noqa: S108 - private, 0700
         self.transfer_dirs = tuple(transfer)
-        for path in (self.sockets, *self.transfer_dirs):
+        for path in self.transfer_dirs:
             self.give(path)
         # The sandbox lives while this process holds the writing end of this pipe, and no longer.
         self._alive, self._held = os.pipe() if isolation == "sandbox" else (-1, -1)
+        self._info_r, self._info_w = os.pipe() if isolation == "sandbox" else (-1, -1)
+        self._filter = -1
+        self._socket_fds: dict[str, int] = {}
+        self._first: int | None = None  # the pid of its sandbox's first process
         self._tasks: list[asyncio.Task[None]] = []
 
     def give(self, path: str | int) -> None:
@@ -125,14 +131,20 @@ class LocalKernel:
 
     def _sandboxed(self, cmd: list[str]) -> list[str]:
         connection_file = os.path.realpath(self.km.connection_file)
-        self.give(connection_file)
+        mine = os.path.join(self.workdir, "inside.json")
+        with open(connection_file) as f:
+            info = json.load(f)
+        with open(mine, "w") as f:
+            json.dump(sandbox.inside(info), f)
+        self.give(mine)
         kernel = [sandbox.CONNECTION_FILE if arg == connection_file else arg for arg in cmd]
         return sandbox.command(
             kernel,
-            connection_file=connection_file,
-            sockets=self.sockets,
+            connection_file=mine,
             uid=self.uid,
             alive=self._alive,
+            info=self._info_w,
+            seccomp=self._filter,
             read_only=self.transfer_dirs,
             env=sandbox.environment(kernel[0]),
             limits=self.limits,
@@ -146,19 +158,24 @@ class LocalKernel:
             ip=os.path.join(self.sockets, "k"),
             connection_file=os.path.join(self.workdir, "kernel.json"),
         )
-        launch: dict[str, Any] = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        launch: dict[str, Any] = {
+            "stdin": subprocess.DEVNULL,
+            "stdout": subprocess.DEVNULL,
+            "stderr": subprocess.DEVNULL,
+        }
         python = (
             sys.executable
             if self.km.kernel_spec.argv[0].startswith("python")
             else self.km.kernel_spec.argv[0]
         )
         if self.isolation == "sandbox":
+            self._filter = seccomp.open_program()
             self.km.wrap = self._sandboxed
             self.km.kernel_spec.interrupt_mode = "message"  # no signal crosses into the sandbox
             launch.update(
                 env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
                 cwd=self.workdir,
-                pass_fds=(self._alive,),
+                pass_fds=(self._alive, self._info_w, self._filter),
             )
         else:
             protect_host()
@@ -167,7 +184,10 @@ class LocalKernel:
                 launch["preexec_fn"] = _drop_capabilities
         try:
             await self.km.start_kernel(**launch)
-            self._close_fd("_alive")  # the sandbox has it
+            for name in ("_alive", "_info_w", "_filter"):  # the sandbox has them
+                self._close_fd(name)
+            if self.isolation == "sandbox":
+                await asyncio.to_thread(self._hold_sockets)
             self.kc = self.km.client()
             self.kc.start_channels()
             await self.kc.wait_for_ready(timeout=START_S)
@@ -176,6 +196,25 @@ class LocalKernel:
             raise KernelError(f"the {self.kernel_name!r} kernel did not start: {exc}") from exc
         for name in ("shell", "iopub", "stdin"):
             self._tasks.append(asyncio.ensure_future(self._pump(name, on_message)))
+
+    def _hold_sockets(self) -> None:
+        """Take the sandbox's sockets as the kernel binds them, and link this host's names to them."""
+        process = self.km.provisioner.process
+        pid = sandbox.first_pid(self._info_r, START_S)
+        info = self.km.get_connection_info()
+        running = lambda: process.poll() is None  # noqa: E731
+        self._first = pid
+        self._socket_fds = sandbox.hold_sockets(pid, info, START_S, running)
+        sandbox.link_sockets(self._socket_fds, info, os.path.join(self.sockets, "k"))
+
+    def cpu_time(self) -> float | None:
+        """CPU seconds of every process of its sandbox, where it has one."""
+        return None if self._first is None else sandbox.cpu_seconds(self._first)
+
+    def why_ended(self) -> str | None:
+        """Why the sandbox ended its kernel, when it did: over its memory or its CPU limit."""
+        process = getattr(getattr(getattr(self, "km", None), "provisioner", None), "process", None)
+        return None if process is None else sandbox.ENDED.get(process.poll())
 
     async def _pump(self, name: str, on_message: Callable[[dict[str, Any]], None]) -> None:
         channel = getattr(self.kc, f"{name}_channel")
@@ -231,8 +270,12 @@ class LocalKernel:
     async def shutdown(self) -> None:
         for task in self._tasks:
             task.cancel()
-        self._close_fd("_alive")
+        for name in ("_alive", "_info_w", "_info_r", "_filter"):
+            self._close_fd(name)
         self._close_fd("_held")  # its sandbox ends now, whatever happens below
+        for fd in self._socket_fds.values():
+            os.close(fd)
+        self._socket_fds = {}
         km = getattr(self, "km", None)
         if km is not None:
             if getattr(self, "kc", None) is not None:
@@ -240,7 +283,7 @@ class LocalKernel:
             with contextlib.suppress(Exception):  # already gone
                 await km.shutdown_kernel(now=True)
         for folder in (self.workdir, *self.transfer_dirs):
-            shutil.rmtree(folder, ignore_errors=True)
+            sandbox.remove(folder)
 
 
 @functools.cache

@@ -1,28 +1,36 @@
 """The first process of a kernel's sandbox: it starts the kernel, reaps orphans, and holds every
-process of the sandbox to one memory limit.
+process of the sandbox to one memory limit and one CPU limit.
 
 bubblewrap runs it as pid 1 of the sandbox's pid namespace (``--as-pid-1``), so the code in the
 kernel can neither signal it (signals sent from inside a namespace to its init are dropped unless
 the init handles them, and this one handles none) nor trace it (it is not dumpable); when it
 ends, every process of the sandbox ends with it. It ends when the kernel does.
 
-It adds up the memory of the sandbox's processes and of its private ``/tmp`` and ``/dev/shm``:
-resident sizes first, which cost little and bound the rest from above, then, when they are over,
-each process's proportional share (its resident size where it hides its maps). It looks again as
-soon as memory growing at ``GROWTH`` bytes a second could reach the limit: every ``WATCH_S`` near
-it, once a second far below it (an idle kernel's sandbox costs little CPU). Over
-the limit, it ends the largest processes other than the kernel until the rest fits, and the kernel
-itself when they are not enough. The socket folder the kernel shares with its host must hold
-sockets only: anything else written there ends the kernel.
+Memory is what the sandbox's processes hold and what its in-memory filesystems hold: the pages of
+``/tmp``, ``/dev/shm`` and the socket folder, and their inodes (an empty file still costs the
+machine about a kilobyte). Memory it could not count is refused before it is made: the seccomp
+filter (:mod:`.seccomp`) allows no memfd and no SysV IPC, and the sandbox's root and ``/dev`` are
+read-only. It adds resident sizes first, which cost little and bound the rest from above, then,
+when they are over, each process's proportional share (its resident size where it hides its
+maps). It looks again as soon as memory growing at ``GROWTH`` bytes a second could reach the limit:
+every ``WATCH_S`` near it, once a second far below it (an idle kernel's sandbox costs little CPU).
+Over the limit, it ends the largest processes other than the kernel until the rest fits, and the
+kernel itself when they are not enough.
+
+CPU is the time of every process of the sandbox, added up: those alive, and those that ended (the
+times a process's reaped children used are in its own count, and orphans end here). When the total
+passes the limit, every process ends. It looks again before all the machine's cores, busy, could
+use what is left.
 
 The standard library only, run as ``python -I -S``::
 
-    python -I -S sandbox_init.py UID ALIVE MEMORY_BYTES MAX_PROCS FILE_BYTES SOCKET_FOLDER -- KERNEL...
+    python -I -S sandbox_init.py UID ALIVE MEMORY_BYTES MAX_PROCS FILE_BYTES CPU_S MAX_FILES -- KERNEL...
 
 UID is the uid (and gid) to take when started by root (``-``: keep the user namespace's). ALIVE is
 the reading end of a pipe whose other end only the host holds: when it reads as closed (the host
 ended, however it ended), so does the sandbox. A parent-death signal would not do: the host's
-bubblewrap, without capabilities, cannot signal a process of another uid.
+bubblewrap, without capabilities, cannot signal a process of another uid. Its exit status says
+why the kernel ended: the kernel's own, or ``OVER_MEMORY`` or ``OVER_CPU`` when this ended it.
 """
 
 from __future__ import annotations
@@ -32,13 +40,16 @@ import os
 import resource
 import select
 import signal
-import stat
 import sys
 
 WATCH_S, IDLE_S = 0.02, 1.0  # the most and the least often it looks
 GROWTH = 4 << 30  # bytes a second memory may grow: a few cores writing to new pages
 PAGE = os.sysconf("SC_PAGE_SIZE")
-MAX_SOCKETS = 16  # a kernel binds five
+TICK = os.sysconf("SC_CLK_TCK")
+INODE = 1280  # bytes of kernel memory an inode of tmpfs costs (inode, dentry and their slabs)
+FOLDERS = ("/tmp", "/dev/shm", "/run/rlm/sockets")  # noqa: S108 - the sandbox's own tmpfs mounts
+# Exit statuses that name why the sandbox ended its kernel (the host reads them as its reason).
+OVER_MEMORY, OVER_CPU = 100, 101
 
 
 def _not_dumpable() -> None:
@@ -65,46 +76,78 @@ def _share(pid: int) -> int:
     return _resident(pid)
 
 
-def _used(path: str) -> int:
+def _held(path: str) -> int:
+    """What an in-memory filesystem holds: its pages, and its inodes at what each costs."""
     try:
         s = os.statvfs(path)
     except OSError:
         return 0
-    return (s.f_blocks - s.f_bfree) * s.f_frsize
+    return (s.f_blocks - s.f_bfree) * s.f_frsize + max(s.f_files - s.f_ffree, 0) * INODE
 
 
-def _only_sockets(folder: str) -> bool:
+def _cpu(pid: int) -> float:
+    """CPU seconds of a process and of the children it reaped."""
     try:
-        with os.scandir(folder) as entries:
-            for i, entry in enumerate(entries):
-                if i >= MAX_SOCKETS or not stat.S_ISSOCK(entry.stat(follow_symlinks=False).st_mode):
-                    return False
-    except OSError:
-        return False
-    return True
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0  # gone: its time is now its parent's, or this process's
+    return sum(int(v) for v in fields[11:15]) / TICK  # utime, stime, cutime, cstime
 
 
-def _enforce(kernel: int, limit: int, folder: str) -> float:
-    """Hold the sandbox to its limits; returns how long until it must look again."""
-    if folder and not _only_sockets(folder):
-        os.kill(kernel, signal.SIGKILL)
+class Watch:
+    """The limits, and when to look at them again."""
+
+    def __init__(self, kernel: int, memory: int, cpu_s: float) -> None:
+        self.kernel, self.memory, self.cpu_s = kernel, memory, cpu_s
+        self.cores = len(os.sched_getaffinity(0)) or 1
+
+    def check(self) -> tuple[float, int | None]:
+        """Hold the sandbox to its limits: how long until it must look again, and the exit status
+        when everything was ended."""
+        pids = [int(name) for name in os.listdir("/proc") if name.isdigit() and name != "1"]
+        memory_wait = self._memory(pids)
+        if memory_wait is None:
+            return WATCH_S, OVER_MEMORY
+        if self.cpu_s <= 0:
+            return memory_wait, None
+        done = os.times()
+        used = done.children_user + done.children_system + sum(map(_cpu, pids))
+        if used >= self.cpu_s:
+            _end_all(pids)
+            return WATCH_S, OVER_CPU
+        return min(memory_wait, max((self.cpu_s - used) / self.cores / 2, WATCH_S)), None
+
+    def _memory(self, pids: list[int]) -> float | None:
+        """How long until memory must be looked at again; None when the kernel was ended."""
+        files = sum(map(_held, FOLDERS))
+        resident = files + sum(map(_resident, pids))
+        if resident <= self.memory:  # resident sizes bound the shares from above
+            return min(max((self.memory - resident) / GROWTH, WATCH_S), IDLE_S)
+        sizes = {pid: _share(pid) for pid in pids}
+        total = files + sum(sizes.values())
+        for pid, size in sorted(sizes.items(), key=lambda item: item[1], reverse=True):
+            if total <= self.memory:
+                break
+            if pid != self.kernel:
+                _kill(pid)
+                total -= size
+        if total > self.memory:
+            _end_all(pids)
+            return None
         return WATCH_S
-    pids = [int(name) for name in os.listdir("/proc") if name.isdigit() and name != "1"]
-    files = _used("/tmp") + _used("/dev/shm")  # noqa: S108 - the sandbox's own, private mounts
-    resident = files + sum(map(_resident, pids))
-    if resident <= limit:  # resident sizes bound the shares from above
-        return min(max((limit - resident) / GROWTH, WATCH_S), IDLE_S)
-    sizes = {pid: _share(pid) for pid in pids}
-    total = files + sum(sizes.values())
-    for pid, size in sorted(sizes.items(), key=lambda item: item[1], reverse=True):
-        if total <= limit:
-            break
-        if pid != kernel:
-            os.kill(pid, signal.SIGKILL)
-            total -= size
-    if total > limit:
-        os.kill(kernel, signal.SIGKILL)
-    return WATCH_S
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _end_all(pids: list[int]) -> None:
+    for pid in pids:
+        _kill(pid)
 
 
 def main(argv: list[str]) -> int:
@@ -112,10 +155,11 @@ def main(argv: list[str]) -> int:
         print("sandbox_init runs only as the first process of a sandbox", file=sys.stderr)
         return 2
     uid, alive, memory, procs, file_size = argv[0], int(argv[1]), int(argv[2]), int(argv[3]), int(argv[4])
-    folder = argv[5]
+    cpu_s, files = float(argv[5]), int(argv[6])
     command = argv[argv.index("--") + 1 :]
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
     # Counted per user (in the sandbox's own user namespace, or of its own uid): every process of the
     # sandbox, this one too.
     resource.setrlimit(resource.RLIMIT_NPROC, (procs, procs))
@@ -133,6 +177,7 @@ def main(argv: list[str]) -> int:
     if kernel == 0:
         os.close(alive)
         os.execv(command[0], command)  # noqa: S606 - the kernel's command, given by the host
+    watch = Watch(kernel, memory, cpu_s)
     wait = WATCH_S
     while True:
         ready = select.select([alive, woken], [], [], wait)[0]
@@ -148,8 +193,10 @@ def main(argv: list[str]) -> int:
             if pid == 0:
                 break
             if pid == kernel:
-                return os.waitstatus_to_exitcode(status)
-        wait = _enforce(kernel, memory, folder)
+                return os.waitstatus_to_exitcode(status) & 0xFF
+        wait, ended = watch.check()
+        if ended is not None:
+            return ended
 
 
 if __name__ == "__main__":

@@ -201,24 +201,3 @@ def test_the_kernel_writes_nowhere_but_its_own_tmp(server: ScriptedServer) -> No
     )
     result = attacker(server, code).completion("x" * 200_000, "q")  # a context that comes as a file
     assert outputs(result) == ["['/dev/shm', '/tmp']\n"]
-
-
-def test_anything_but_sockets_in_the_socket_folder_ends_the_kernel(server: ScriptedServer) -> None:
-    """The one folder the kernel shares with its host writable is for its sockets: a file written there
-    (to fill the host's disk) ends the kernel."""
-    code = textwrap.dedent(
-        """
-        import json, os, time
-        folder = os.path.dirname(json.load(open("/run/rlm/kernel.json"))["ip"])
-        with open(os.path.join(folder, "filler"), "wb") as f:
-            for _ in range(64):
-                f.write(b"x" * (1 << 20))
-                f.flush()
-                time.sleep(0.05)
-        print("still here")
-        """
-    )
-    result = attacker(server, code, "print('next')").completion("doc", "q")
-    first, second = outputs(result)
-    assert "died" in first and "still here" not in first
-    assert second == "next\n"
