@@ -26,7 +26,11 @@ def _free_port() -> int:
 
 
 class KernelGateway:
-    def __init__(self, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, env: dict[str, str] | None = None, log: Path | None = None, stdin: Path | None = None
+    ) -> None:
+        self.log = log  # where its output goes, as an admin's gateway writes its log
+        self.stdin = stdin  # what it reads, as one started in a terminal reads what the admin types
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.token = secrets.token_hex(16)
@@ -58,7 +62,12 @@ class KernelGateway:
             "KG_AUTH_TOKEN": self.token,
             **self.env,
         }
-        self.process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out = subprocess.DEVNULL if self.log is None else self.log.open("ab")
+        typed = subprocess.DEVNULL if self.stdin is None else self.stdin.open("rb")
+        self.process = subprocess.Popen(args, env=env, stdin=typed, stdout=out, stderr=out)
+        for stream in (out, typed):
+            if not isinstance(stream, int):
+                stream.close()
         if not wait_until(self._answers, timeout=60):
             self.__exit__()
             raise RuntimeError("Kernel Gateway did not answer within 60 s")

@@ -11,6 +11,12 @@ The kernel must be in a sandbox of its own, which it checks before any step runs
 executor asks for the ``rlm-sandbox`` kernelspec (``python -m rlm_kernel.install --sandbox`` on the
 gateway's machine, and the gateway started with ``--KernelManager.transport=ipc``). A server whose
 kernels are isolated otherwise (a pod each) is used with ``isolation="none"``.
+
+A kernel's process that ends (its sandbox ends it over its memory or CPU limit) is started again by
+the server, behind the same kernel id and websocket: the server says so on iopub (a ``status`` of
+``restarting``, or ``dead`` when it gave up), and the websocket closes when the server goes. Any of
+these ends the kernel here at once (:meth:`GatewayKernel.exited`): the new process holds none of
+the run's names and is not serving the step, which would otherwise wait for its timeout.
 """
 
 from __future__ import annotations
@@ -30,6 +36,13 @@ __all__ = ["GatewayExecutor", "GatewayKernel", "SANDBOX_KERNEL"]
 SANDBOX_KERNEL = "rlm-sandbox"  # the kernelspec of python -m rlm_kernel.install --sandbox
 # A busy gateway starting many kernels at once answers slowly; tornado's own connect timeout is 20 s.
 TIMEOUT_S = START_S
+# Why a gateway's kernel ended, by what the server said.
+RESTARTED = (
+    "its process ended, as its sandbox ends it over its memory or CPU limit, "
+    "and the gateway started a new one"
+)
+DEAD = "its process ended, as its sandbox ends it over its memory or CPU limit, and the gateway gave up on it"
+CLOSED = "the gateway closed the kernel's websocket: the kernel or the gateway went away"
 
 
 class GatewayKernel:
@@ -45,6 +58,8 @@ class GatewayKernel:
         self._headers = {"Authorization": f"token {auth_token}"} if auth_token else {}
         self._ws: Any = None
         self._reader: asyncio.Task[None] | None = None
+        self._ended: asyncio.Future[None] | None = None
+        self._why: str | None = None
         self.kernel_id: str | None = None
 
     async def _http(self, method: str, path: str, body: Any = None) -> Any:
@@ -72,6 +87,7 @@ class GatewayKernel:
         from tornado.websocket import websocket_connect
 
         self.session = Session(username="rlm_kernel")
+        self._ended = asyncio.get_running_loop().create_future()
         kernel = await self._http("POST", "/api/kernels", {"name": self.kernel_name})
         self.kernel_id = kernel["id"]
         ws_url = "ws" + self.url[len("http") :] + f"/api/kernels/{self.kernel_id}/channels"
@@ -90,26 +106,37 @@ class GatewayKernel:
     async def _read(self, on_message: Callable[[dict[str, Any]], None]) -> None:
         while True:
             text = await self._ws.read_message()
-            if text is None:  # closed: the kernel or the server went away
-                on_message(
-                    {
-                        "channel": "iopub",
-                        "header": {"msg_type": "status"},
-                        "parent_header": {"msg_id": "*"},
-                        "content": {"execution_state": "dead"},
-                    }
-                )
+            if text is None:
+                self._end(CLOSED)
                 return
             try:
                 msg = json.loads(text)
             except ValueError as exc:
                 on_message({"channel": "websocket", "error": f"a message that is not JSON ({exc})"})
                 continue
-            on_message(
-                msg
-                if isinstance(msg, dict)
-                else {"channel": "websocket", "error": "a message that is not an object"}
-            )
+            if not isinstance(msg, dict):
+                on_message({"channel": "websocket", "error": "a message that is not an object"})
+                continue
+            if (why := _ended_by(msg)) is not None:
+                self._end(why)
+                return  # what comes after is the new process's, which no command of the host is in
+            on_message(msg)
+
+    def _end(self, why: str) -> None:
+        if self._ended is not None and not self._ended.done():
+            self._why = why
+            self._ended.set_result(None)
+
+    async def exited(self) -> None:
+        """Return when the kernel's process has ended: the server restarted it or gave up on it, or
+        the websocket closed."""
+        if self._ended is None:
+            raise RuntimeError("GatewayKernel.exited() before start()")
+        await asyncio.shield(self._ended)  # a watcher that is cancelled leaves the future to others
+
+    def why_ended(self) -> str | None:
+        """Why the kernel ended, once it has."""
+        return self._why
 
     def _send(self, channel: str, msg_type: str, content: dict[str, Any]) -> str:
         from jupyter_client.jsonutil import json_default
@@ -137,7 +164,8 @@ class GatewayKernel:
         await self._http("POST", f"/api/kernels/{self.kernel_id}/interrupt")
 
     async def is_alive(self) -> bool:
-        return self._ws is not None and self._ws.close_code is None
+        ended = self._ended is not None and self._ended.done()
+        return not ended and self._ws is not None and self._ws.close_code is None
 
     async def shutdown(self) -> None:
         if self._reader is not None:
@@ -151,6 +179,17 @@ class GatewayKernel:
             except KernelError:
                 pass
             self.kernel_id = None
+
+
+def _ended_by(msg: dict[str, Any]) -> str | None:
+    """Why ``msg`` says the kernel's process ended, if it does: the server's own status message when
+    it restarts a kernel whose process died (``restarting``), or gives up on it (``dead``)."""
+    header, content = msg.get("header"), msg.get("content")
+    if msg.get("channel") != "iopub" or not isinstance(header, dict) or not isinstance(content, dict):
+        return None
+    if header.get("msg_type") != "status":
+        return None
+    return {"restarting": RESTARTED, "dead": DEAD}.get(str(content.get("execution_state")))
 
 
 class GatewayExecutor(KernelExecutor):

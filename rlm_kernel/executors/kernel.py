@@ -602,13 +602,16 @@ class KernelPool:
                 self._warm.append(self._start_one())
 
     def acquire(self) -> KernelSession:
+        """A warm kernel, or a new one when none is warm or the warm one died while it waited."""
         with self._lock:
-            future = self._warm.popleft() if self._warm else self._start_one()
+            warm = self._warm.popleft() if self._warm else None
         self.fill()
-        try:
-            return future.result(timeout=START_S)
-        except concurrent.futures.TimeoutError:
-            raise KernelError(f"no kernel was ready within {START_S:g} s") from None
+        session = None if warm is None else _ready(warm)
+        if session is None or session.dead is not None:
+            if session is not None:
+                on_kernel_loop(session.close())
+            session = _ready(self._start_one())
+        return session
 
     def close(self) -> None:
         with self._lock:
@@ -616,6 +619,13 @@ class KernelPool:
         for future in warm:
             with contextlib.suppress(Exception):  # one that never started has nothing to close
                 on_kernel_loop(future.result(timeout=START_S).close()).result(timeout=30)
+
+
+def _ready(future: concurrent.futures.Future[KernelSession]) -> KernelSession:
+    try:
+        return future.result(timeout=START_S)
+    except concurrent.futures.TimeoutError:
+        raise KernelError(f"no kernel was ready within {START_S:g} s") from None
 
 
 _pools: dict[tuple[Any, ...], KernelPool] = {}

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from redteam import attacker, by_turn, outputs, processes_with, step
+from redteam import attacker, by_turn, outputs, processes_with, run_as_ordinary_user, step
 from scripted_server import Reply, Request, ScriptedServer
 
 from rlm_kernel import RLM
@@ -72,6 +72,21 @@ def in_memory(pid: int) -> float:
         p = todo.pop()
         try:
             total += int(Path(f"/proc/{p}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            for task in os.scandir(f"/proc/{p}/task"):
+                todo += [int(c) for c in Path(task.path, "children").read_text().split()]
+        except OSError:
+            continue
+    return total
+
+
+def cpu_of(pid: int) -> float:
+    """CPU seconds of a sandbox: every process in it, and the children they reaped."""
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            fields = Path(f"/proc/{p}/stat").read_bytes().rsplit(b")", 1)[1].split()
+            total += sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
             for task in os.scandir(f"/proc/{p}/task"):
                 todo += [int(c) for c in Path(task.path, "children").read_text().split()]
         except OSError:
@@ -217,7 +232,7 @@ print("slept")
 
 
 def test_cpu_s_holds_every_process_of_the_sandbox_together(server: ScriptedServer) -> None:
-    with Peak(sandbox.cpu_seconds) as peak:
+    with Peak(cpu_of) as peak:
         result = attacker(server, FORK_ON, executor_kwargs={"cpu_s": 5}).completion("doc", "q")
     first = outputs(result)[0]
     assert "slept" not in first and "over its CPU limit" in first
@@ -428,3 +443,128 @@ executor.bind("doc", None, None)
 print(executor.execute({code!r}, step=1).result.stdout, end="", flush=True)
 time.sleep(600)
 """
+
+
+# -- a gateway's stdio -----------------------------------------------------------------------------------
+STDIO = """
+import os, select
+told = []
+for fd in map(int, os.listdir("/proc/self/fd")):
+    try:
+        target = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        continue
+    if target.startswith(("socket:", "anon_inode:")):
+        continue
+    try:
+        os.write(fd, b"\\x1b[2J[I 2026-01-01 KernelGatewayApp] FORGED admin logged in\\n")
+        told.append(target)
+    except OSError:
+        pass
+    try:
+        os.ftruncate(fd, 0)
+    except OSError:
+        pass
+    try:
+        if select.select([fd], [], [], 0)[0]:
+            told.append(os.pread(fd, 100, 0) if target.startswith("/") else os.read(fd, 100))
+    except OSError:
+        pass
+print(told)
+"""
+
+
+def test_a_gateway_kernel_has_none_of_the_gateways_stdio(server: ScriptedServer, tmp_path: Path) -> None:
+    """A kernel writes to and truncates every file it inherited, and reads every one that has input:
+    the gateway's log keeps every line it had and gets none of the kernel's."""
+    from gateway_server import KernelGateway
+
+    log, typed = tmp_path / "gateway.log", tmp_path / "typed"
+    log.write_text("the gateway's first line\n")
+    typed.write_text("the admin's password\n")
+    with KernelGateway(log=log, stdin=typed) as gateway:
+        settings = {"url": gateway.url, "auth_token": gateway.token}
+        rlm = attacker(server, STDIO, executor="gateway", executor_kwargs=settings)
+        result = rlm.completion("doc", "q")
+    told = outputs(result)[0]
+    assert "password" not in told and "/dev/pts" not in told and "gateway.log" not in told, told
+    text = log.read_text()
+    assert text.startswith("the gateway's first line\n") and "FORGED" not in text
+
+
+# -- the same, with the host an ordinary user ------------------------------------------------------------
+USER_HOST = """
+import json, sys
+sys.path[:0] = {paths!r}
+from rlm_kernel import RLM
+import test_limits_aimed_at as t
+
+def run(name, **limits):
+    rlm = RLM("openai", {{"model_name": "gpt-4o-mini", "base_url": {url!r}, "api_key": "sk-x", "max_retries": 0}},
+              log_dir=False, executor="kernel", executor_kwargs=limits)
+    with t.Peak(t.in_memory) as memory, t.Peak(t.cpu_of) as cpu:
+        result = rlm.completion("doc", name)
+    return {{"out": t.outputs(result)[0], "memory": memory.most, "cpu": cpu.most}}
+
+print(json.dumps({{
+    "memfd": run("MEMFD", memory_mb=256),
+    "sysv": run("SYSV", memory_mb=256),
+    "inodes": run("INODES", memory_mb=256),
+    "read_only": run("READ_ONLY"),
+    "no_name": run("NO_NAME", memory_mb=256, file_mb=1024),
+    "fork_on": run("FORK_ON", cpu_s=5),
+    "links": run("LINKS", step_timeout=10),
+}}))
+"""
+
+
+def test_every_limit_holds_with_the_host_an_ordinary_user(server: ScriptedServer, tmp_path: Path) -> None:
+    """The attacks above, with the host running as uid 65534: its sandbox is a user namespace of
+    that user's, whose root and /dev are the user's own to write, were they not read-only."""
+    canary = tmp_path / "canary.sock"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(canary))
+    os.chmod(canary, 0o777)
+    listener.listen(64)
+    listener.setblocking(False)
+    attacks = {
+        "MEMFD": MEMFD,
+        "SYSV": SYSV,
+        "INODES": INODES,
+        "READ_ONLY": READ_ONLY,
+        "NO_NAME": NO_NAME,
+        "FORK_ON": FORK_ON,
+        "LINKS": LINKS.format(canary=str(canary)),
+    }
+    folders = {tempfile.gettempdir(), "/dev/shm"}
+    before = {f: shutil.disk_usage(f).free for f in folders}
+    lost: dict[str, int] = {}
+
+    def respond(request: Request) -> Reply:
+        if not request.is_root:
+            lost.update({f: before[f] - shutil.disk_usage(f).free for f in folders})
+            return Reply(text="measured")
+        name = next(n for n in attacks if n in request.text)
+        answered = any(m["role"] == "assistant" for m in request.messages)
+        return Reply(text="FINAL(done)" if answered else step(attacks[name]))
+
+    server.responder = respond
+    here = str(Path(__file__).parent)
+    script = USER_HOST.format(paths=[str(Path(here).parent), here], url=server.openai_base_url)
+    try:
+        report = run_as_ordinary_user(script, tmp_path, {}, timeout=220)
+        try:
+            reached = listener.accept()
+        except BlockingIOError:
+            reached = None
+    finally:
+        listener.close()
+    assert report["memfd"]["out"] == report["sysv"]["out"] == "refused 1\n"
+    assert max(report[k]["memory"] for k in ("memfd", "sysv")) < 256 << 20
+    assert "over its memory limit" in report["inodes"]["out"]
+    assert report["inodes"]["memory"] < (256 + 32) << 20
+    assert report["read_only"]["out"] == "[True, True, True, True, True]\n"
+    assert report["no_name"]["out"] == "0 measured\n" and all(n < 64 << 20 for n in lost.values()), lost
+    assert "over its CPU limit" in report["fork_on"]["out"] and report["fork_on"]["cpu"] <= 5 + 1
+    assert report["links"]["out"].startswith("cut") or "died" in report["links"]["out"]
+    assert reached is None
