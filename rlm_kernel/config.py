@@ -6,7 +6,7 @@ import argparse
 import difflib
 import typing
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -87,6 +87,11 @@ class RLMConfig:
     sub_model_name: str | None = _setting(
         None, "The sub-calls' model; empty: the root's model", env="RLM_SUB_MODEL", alias="sub_model"
     )
+    sub_models: tuple[str, ...] | None = _setting(
+        None,
+        "More models the code's sub-calls may name (llm_query(p, model=...)), on the sub-calls' "
+        "provider, besides the sub-model and the root model; a list, or names separated by commas",
+    )
     sub_backend_kwargs: dict[str, Any] | None = None
     max_iterations: int = _setting(30, "Root turns before the run must answer")
     max_errors: int | None = _setting(None, "Steps in a row that may fail before the run stops; empty: any")
@@ -165,6 +170,7 @@ class RLMConfig:
                     )
                 object.__setattr__(self, kwargs_name, kwargs)
                 object.__setattr__(self, name, given)
+        object.__setattr__(self, "sub_models", _names(self.sub_models, "sub_models"))
         object.__setattr__(self, "tools", tools_of(self.tools))
         object.__setattr__(self, "sub_tools", tuple(tools_of(self.sub_tools).values()))
         from .repl import RESERVED
@@ -277,6 +283,18 @@ class RLMConfig:
                 value = {"name": declared.name, "schema": declared.schema}
             out[name] = value
         return out
+
+
+def _names(value: Any, setting: str) -> tuple[str, ...] | None:
+    """Names given as a list, or as one string of names separated by commas (a command line's)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = value.split(",")
+    value = list(value) if isinstance(value, Iterable) else None
+    if value is None or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{setting} takes names: a list of strings, or one string of names and commas.")
+    return tuple(dict.fromkeys(name.strip() for name in value if name.strip()))
 
 
 # The settings of a run that every front end offers under the same name (the Python API's keyword

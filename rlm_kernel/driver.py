@@ -18,14 +18,17 @@ how they wait:
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import functools
 import logging
 import queue
+import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from .budget import Budget
 from .config import RLMConfig
@@ -73,6 +76,8 @@ __all__ = [
     "call_lm",
 ]
 
+T = TypeVar("T")
+
 # What the loop runs when the engine sent an answer back: the root's code must set it again.
 REOPEN = 'answer["ready"] = False\n'
 
@@ -117,6 +122,12 @@ class RunTree:
 
     def sub_lm(self, model: str | None = None) -> LMClient:
         return self._make("sub", model)
+
+    def sub_models(self) -> tuple[str, ...]:
+        """The models the code's sub-calls may name: the sub-model first, the root model, and those
+        of the ``sub_models`` setting. A client is made for each only when the code first names it."""
+        names = (self.sub_lm().model_name, self.root_lm().model_name, *(self.config.sub_models or ()))
+        return tuple(dict.fromkeys(names))
 
     def cancel(self) -> None:
         """Cancel every call in flight and wait (briefly) for them to record their end."""
@@ -210,6 +221,7 @@ def prepare(
         sub_tools=config.sub_tools,
         max_tool_rounds=config.max_tool_rounds,
         oversize=config.oversize,
+        models=tree.sub_models() if config.profile != "no_subcalls" else (),
     )
     if branch is not None:
         subcalls.recorded = branch.recorded()
@@ -512,10 +524,39 @@ def _unexpected(exc: Exception) -> RLMError:
 Approve = Callable[[int, str], Awaitable["str | Regenerate"]]
 
 
+def _in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> asyncio.Future[T]:
+    """``fn(*args, **kwargs)`` in a thread of its own, which ends with it; its result on the running
+    loop. A step's thread is not one of the loop's default executor's: a stopped step leaves no
+    thread behind in the caller's process, and a step blocked in C (which only its call's return
+    ends) holds no worker of the caller's ``to_thread`` calls, nor the loop's shutdown."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(value: Any, error: BaseException | None) -> None:
+        if future.done():  # cancelled: the driver no longer waits for it
+            return
+        if error is None:
+            future.set_result(value)
+        else:
+            future.set_exception(error)
+
+    def work() -> None:
+        try:
+            value, error = context.run(fn, *args, **kwargs), None
+        except BaseException as exc:  # the awaiting driver gets it, as from to_thread
+            value, error = None, exc
+        with contextlib.suppress(RuntimeError):  # the caller's loop closed meanwhile
+            loop.call_soon_threadsafe(settle, value, error)
+
+    threading.Thread(target=work, name="rlm-step", daemon=True).start()
+    return future
+
+
 async def adrive(parts: RunParts, approve: Approve | None = None) -> Finish:
-    """The async driver: LM calls are awaited, code and other blocking work run in worker threads,
-    so the caller's event loop never blocks. Cancelling the task cancels every call in flight and
-    keeps the partial run.
+    """The async driver: LM calls are awaited, each step's code runs in a thread of its own and other
+    blocking work in worker threads, so the caller's event loop never blocks. Cancelling the task
+    cancels every call in flight and keeps the partial run.
 
     ``approve(step, code)``, if given, is awaited before each step and returns the code to run
     (a human's edit of it is recorded, and the root is told what changed), or ``Regenerate()`` to
@@ -536,7 +577,7 @@ async def adrive(parts: RunParts, approve: Approve | None = None) -> Finish:
                 if isinstance(code, Regenerate):
                     wait = loop.send(code)
                     continue
-                step = asyncio.ensure_future(asyncio.to_thread(parts.executor.execute, code, step=wait.step))
+                step = _in_thread(parts.executor.execute, code, step=wait.step)
                 value = Ran(code, await asyncio.shield(step))
         except asyncio.CancelledError:
             stopped = tree.cancelled

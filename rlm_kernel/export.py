@@ -58,7 +58,7 @@ from .export_stats import ExportStats, sample_chars
 from .protocol import _FENCE, _OPEN, code_blocks  # the engine's own patterns: its blocks, found alike
 from .repair import REPAIRS, repair
 from .secrets import Redactor, secrets_of
-from .trajectory import from_notebook, load
+from .trajectory import from_notebook, load, strict_json
 
 __all__ = [
     "Turn",
@@ -471,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             stats.after.add(kept)
             for sample in kept:
-                out.write(json.dumps(sample, ensure_ascii=False) + "\n")
+                out.write(strict_json(sample, ensure_ascii=False) + "\n")
                 written += 1
     finally:
         if out is not sys.stdout:

@@ -4,6 +4,17 @@
 they submit coroutines to this loop, so a batch of 64 prompts is 64 concurrent
 requests (bounded by ``max_concurrency``), and the calling thread (the kernel's
 main thread, say) only waits. Cancelling the pool cancels every call in flight.
+
+They are also the host's boundary with the code, for every executor (a kernel's calls reach them
+through the bridge):
+
+- what they hand back is redacted: replies, error texts, a child run's answer, tool results and
+  the exceptions raised in the code. A provider or a proxy may echo the request's key in its reply
+  or its error, and code that encodes what it got (base64, reversed) would take it past the
+  redaction of the record;
+- the code may name only the run's models (``llm_query(p, model=...)``): the sub-model, the root
+  model and those of the ``sub_models`` setting. Any other name is a ValueError in the code, and
+  no request; the host keeps nothing for it.
 """
 
 from __future__ import annotations
@@ -35,6 +46,7 @@ from .tools import RESULT_PREVIEW, Tool, ToolRequest, as_text, calls_in_text
 __all__ = ["SubcallPool", "Subcalls", "ERROR_PREFIX", "OVERSIZE", "prompt_list", "images_for", "batch_images"]
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 ERROR_PREFIX = "[llm_query error]"
 _ids = itertools.count(1)
 # A round offered tools writes at most this many tokens unless the call sets its own limit: a small
@@ -177,9 +189,9 @@ def images_for(images: Any, lm: LMClient) -> list[Image]:
         inner = inner.inner
     if not (isinstance(inner, SeesImages) and inner.sees_images()):
         raise ValueError(
-            f"{lm.model_name} does not take images: ask a vision model (llm_query(..., model='gpt-4o')), "
-            "or, if this one does take them, say so with backend_kwargs={'vision': True} "
-            "(sub_backend_kwargs for sub-calls)"
+            f"{lm.model_name} does not take images: ask a vision model (llm_query(..., model='gpt-4o'), "
+            "with the run's sub_models=['gpt-4o']), or, if this one does take them, say so with "
+            "backend_kwargs={'vision': True} (sub_backend_kwargs for sub-calls)"
         )
     return loaded
 
@@ -197,6 +209,27 @@ def batch_images(images: Any, n: int) -> list[Any]:
     if len(images) != n:
         raise ValueError(f"images= has {len(images)} entries for {n} prompts: give one per prompt")
     return list(images)
+
+
+def _to_the_code(method: F) -> F:
+    """A REPL function of :class:`Subcalls` as the code calls it: what it returns, and the exception
+    it raises, redacted (:meth:`Subcalls.handed_back`, :meth:`Subcalls.raised_in_code`)."""
+
+    @functools.wraps(method)
+    def handed_back(self: Subcalls, *args: Any, **kwargs: Any) -> Any:
+        try:
+            value = method(self, *args, **kwargs)
+        except Exception as exc:
+            clean = self.raised_in_code(exc)
+            if clean is exc:
+                raise
+        else:
+            return self.handed_back(value)
+        # Raised out of the except block, so that the exception that held the secret is not its
+        # context, where the code would find it.
+        raise clean
+
+    return handed_back  # type: ignore[return-value]
 
 
 class Subcalls:
@@ -218,7 +251,9 @@ class Subcalls:
         sub_tools: Sequence[Tool] = (),
         max_tool_rounds: int = 8,
         oversize: str = "error",
+        models: Sequence[str] | None = None,
     ) -> None:
+        """``models``: the names the code may give ``model=``, the sub-model's first (None: any)."""
         if oversize not in OVERSIZE:
             raise ConfigError(f"Unknown oversize {oversize!r}: choose one of {', '.join(OVERSIZE)}.")
         self.oversize = oversize
@@ -230,6 +265,7 @@ class Subcalls:
         self.budget = budget
         self.emit = emit
         self.lm_for = lm_for
+        self.models = None if models is None else tuple(dict.fromkeys(models))
         self.run_id = run_id
         self.parent_id = parent_id
         self.depth = depth
@@ -467,6 +503,7 @@ class Subcalls:
 
         return call
 
+    @_to_the_code
     def call_tool(self, name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
         """A tool the root's code called (here, or in a kernel through the bridge): its result as
         the function returned it; its exception goes to the code, recorded."""
@@ -481,6 +518,79 @@ class Subcalls:
             raise
         self._ran(None, step, name, arguments, started=started, result=as_text(value))
         return value
+
+    # -- the boundary with the code -------------------------------------------------
+    def _lm(self, model: Any, fn: str) -> LMClient:
+        """The client of the model the code named (None: the sub-model). A name the run does not
+        allow is a ValueError, before any client is made for it."""
+        if model is None:
+            return self.lm_for(None)
+        if not isinstance(model, str):
+            raise TypeError(f"{fn}: model= takes a model's name, not a {type(model).__name__}")
+        if self.models is not None:
+            if model not in self.models:
+                allowed = ", ".join(repr(m) for m in self.models) or "none"
+                raise ValueError(
+                    f"{fn}: this run may not call the model {model[:80]!r}; it may call {allowed} "
+                    "(to call another, name it in the run's sub_models setting)"
+                )
+            if model == self.models[0]:  # the sub-model: its one client
+                return self.lm_for(None)
+        return self.lm_for(model)
+
+    def handed_back(self, value: Any) -> Any:
+        """``value`` as the code gets it: the text in it (strings, bytes, in lists, tuples, sets and
+        dicts) redacted; another object as it is, unless its text holds a secret, when it is that
+        text, redacted. The same object when nothing needed it."""
+        return self._scrubbed(value, 0)[0]
+
+    def _scrubbed(self, value: Any, depth: int) -> tuple[Any, bool]:
+        """(``value`` redacted, whether that changed it)."""
+        if isinstance(value, str):
+            clean = self.redact(value)
+            return clean, clean != value
+        if value is None or isinstance(value, (bool, int, float, complex)):
+            return value, False
+        if isinstance(value, (bytes, bytearray)):
+            text = bytes(value).decode("latin-1")  # every byte a character, and back
+            clean = self.redact(text)
+            return (clean.encode("latin-1"), True) if clean != text else (value, False)
+        if depth < 64 and type(value) in (list, tuple, set, frozenset):
+            items = [self._scrubbed(v, depth + 1) for v in value]
+            if not any(changed for _, changed in items):
+                return value, False
+            return type(value)(v for v, _ in items), True
+        if depth < 64 and type(value) is dict:
+            pairs = [(self._scrubbed(k, depth + 1), self._scrubbed(v, depth + 1)) for k, v in value.items()]
+            if not any(k[1] or v[1] for k, v in pairs):
+                return value, False
+            return {k[0]: v[0] for k, v in pairs}, True
+        try:
+            text = str(value)  # what a kernel's bridge would send of it
+        except Exception:
+            return value, False
+        clean = self.redact(text)
+        return (clean, True) if clean != text else (value, False)
+
+    def raised_in_code(self, exc: Exception) -> Exception:
+        """``exc`` as the code gets it: itself when neither it nor the exceptions chained to it hold
+        a secret (in their text or their arguments); else one of its type made from its redacted
+        arguments, with no chain (or, where its type cannot be made so, a RuntimeError that names
+        it). Other attributes are not searched: in a kernel the code gets only the text."""
+        chain: list[BaseException] = []
+        seen: BaseException | None = exc
+        while seen is not None and len(chain) < 16:
+            chain.append(seen)
+            seen = seen.__cause__ or seen.__context__
+        if all(self.redact(str(e)) == str(e) and not self._scrubbed(e.args, 0)[1] for e in chain):
+            return exc
+        try:
+            clean = type(exc)(*(self.handed_back(a) for a in exc.args))
+            if self.redact(str(clean)) != str(clean):  # a __str__ of its own, from its attributes
+                raise TypeError
+        except Exception:
+            clean = RuntimeError(f"{type(exc).__name__}: {self.redact(str(exc))}")
+        return clean
 
     def _recorded(self, step: int | None, key: str) -> str | None:
         """The reply the run this one continues got for the same request in the same step, while
@@ -498,12 +608,15 @@ class Subcalls:
             raise
 
     # -- the REPL functions --------------------------------------------------------
+    @_to_the_code
     def llm_query(self, prompt: str, model: str | None = None, images: Any = None) -> str:
         """Ask the sub-model one prompt; returns its reply (or a string starting with [llm_query error]).
         A prompt over the sub-model's window raises SubcallTooLarge (oversize="split": is asked in parts).
-        ``images``: an image (PIL image, PNG/JPEG/GIF/WebP bytes, a path), a list of them, or a folder;
-        a model that takes none raises ValueError before anything is sent."""
-        lm = self.lm_for(model)
+        ``model``: another of the run's models (the root's, or one of the sub_models setting); any
+        other name raises ValueError. ``images``: an image (PIL image, PNG/JPEG/GIF/WebP bytes, a
+        path), a list of them, or a folder; a model that takes none raises ValueError before
+        anything is sent."""
+        lm = self._lm(model, "llm_query")
         loaded = images_for(images, lm)
         call = self._call(prompt, lm, None, 1, raise_too_large=True, images=loaded)
         try:
@@ -516,6 +629,7 @@ class Subcalls:
                     return joined
             raise too_large.with_traceback(None) from None  # the loop's frames are not the code's
 
+    @_to_the_code
     def llm_query_batched(
         self, prompts: Sequence[str], model: str | None = None, images: Sequence[Any] | None = None
     ) -> list[str]:
@@ -523,7 +637,7 @@ class Subcalls:
         the window is not sent: its slot says so, with its index (oversize="split": asked in parts).
         ``images``: one entry per prompt (an image, a list of them, a folder, or None)."""
         prompts = prompt_list(prompts, "llm_query_batched")
-        lm = self.lm_for(model)
+        lm = self._lm(model, "llm_query_batched")
         loaded = [images_for(each, lm) for each in batch_images(images, len(prompts))]
         batch_id = f"b{next(_ids)}"
         size = len(prompts)
@@ -583,6 +697,7 @@ class Subcalls:
             for plan, (_, too_large) in zip(plans, prompts, strict=True)
         ]
 
+    @_to_the_code
     def ask_batched(self, conversations: Sequence[list[Message]], max_tokens: int | None = None) -> list[str]:
         """For helpers: many conversations (few-shot turns and all) at once; replies in order."""
         lm = self.lm_for(None)
@@ -603,10 +718,12 @@ class Subcalls:
         charged like ``llm_query``'s; ``ERROR_PREFIX`` and why, when it failed."""
         return await self._call(prompt, lm, None, 1, max_tokens, tools=False)
 
+    @_to_the_code
     def rlm_query(self, prompt: str, context: Any = None) -> str:
         """Hand a sub-task to a child run with its own REPL (a plain llm_query at max depth)."""
         return self.rlm_query_batched([prompt], None if context is None else [context])[0]
 
+    @_to_the_code
     def rlm_query_batched(self, prompts: Sequence[str], contexts: Sequence[Any] | None = None) -> list[str]:
         prompts = prompt_list(prompts, "rlm_query_batched")
         if self.spawn_child is None:

@@ -3,12 +3,17 @@
 The file never holds the context's value (events carry only its metadata) nor an
 API key. Streamed token deltas are not written: the reply event that follows
 carries the whole text.
+
+Every line is strict JSON (RFC 8259), whatever numbers the code made: a float JSON has no form for
+(``inf``, ``-inf``, ``nan``: in a context's description, an elapsed time a kernel reported) is
+written as ``null``, as JavaScript's ``JSON.stringify`` writes it, so that any parser reads the file.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import threading
 import time
@@ -28,6 +33,8 @@ __all__ = [
     "notebook_metadata",
     "from_notebook",
     "NOTEBOOK_KEY",
+    "strict_json",
+    "finite",
 ]
 
 NOTEBOOK_KEY = "rlm_kernel"  # output metadata key under which a run's events are kept in a notebook
@@ -37,6 +44,32 @@ def default_log_dir() -> Path:
     """``$RLM_LOG_DIR``, else ``~/.rlm_kernel/runs``."""
     env = os.environ.get("RLM_LOG_DIR")
     return Path(env) if env else Path.home() / ".rlm_kernel" / "runs"
+
+
+def finite(value: Any) -> Any:
+    """``value`` with each float JSON has no form for (inf, -inf, nan), in it or in the lists,
+    tuples and dicts it holds, made None (a dict key, its text: JSON's keys are strings)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    if isinstance(value, dict):
+        return {
+            (str(k) if isinstance(k, float) and not math.isfinite(k) else k): finite(v)
+            for k, v in value.items()
+        }
+    return value
+
+
+def strict_json(value: Any, **dumps: Any) -> str:
+    """``json.dumps(value, **dumps)`` that a strict parser reads: non-finite floats as ``null``
+    (:func:`finite`). Values without them are written as they are, in one pass."""
+    try:
+        return json.dumps(value, allow_nan=False, **dumps)
+    except ValueError as exc:
+        if "Out of range float" not in str(exc):  # a circular reference, say: not ours to mend
+            raise
+    return json.dumps(finite(value), allow_nan=False, **dumps)
 
 
 class TrajectoryWriter:
@@ -58,7 +91,7 @@ class TrajectoryWriter:
     def __call__(self, event: Event) -> None:
         if isinstance(event, RootToken):
             return
-        line = json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n"
+        line = strict_json(event.to_dict(), ensure_ascii=False, default=str) + "\n"
         # A lone surrogate (code printed "\udcff") is written as its JSON escape, and read back as it was.
         data = line.encode("utf-8", "backslashreplace")
         with self._lock:
@@ -137,7 +170,7 @@ def load(path: str | os.PathLike[str]) -> list[Event]:
 
 def notebook_metadata(events: list[Event]) -> dict[str, Any]:
     """Output metadata that keeps a run's trajectory inside the notebook itself."""
-    kept = [e.to_dict() for e in events if not isinstance(e, RootToken)]
+    kept = [finite(e.to_dict()) for e in events if not isinstance(e, RootToken)]
     return {NOTEBOOK_KEY: {"version": 1, "events": kept}}
 
 

@@ -5,6 +5,7 @@ A type is a pydantic model, a dataclass, a ``TypedDict``, a plain or generic typ
 as a command line gives it. The committed answer (a value the code put in ``answer["content"]``,
 whose text is its ``str()``, or JSON) is parsed and validated: pydantic for types, ``jsonschema`` for
 schemas. A valid answer is kept as JSON in the trajectory, and as the typed value in the result.
+JSON has no form for the floats inf, -inf and nan: an answer that holds one is not of any type.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import ast
 import functools
 import json
+import math
 import typing
 from dataclasses import dataclass
 from typing import Any
@@ -83,13 +85,15 @@ class OutputType:
             if errors:
                 where = "/".join(map(str, errors[0].absolute_path)) or "the value"
                 raise OutputTypeError(f"{where}: {errors[0].message}", raw)
-            return data, json.dumps(data, ensure_ascii=False)
+            _finite(data, raw)
+            return data, json.dumps(data, ensure_ascii=False, allow_nan=False)
         from pydantic import ValidationError
 
         try:
             value = self.adapter.validate_python(data)
         except ValidationError as exc:
             raise OutputTypeError(_first_errors(exc), raw) from None
+        _finite(self.adapter.dump_python(value), raw)  # "inf" as text is a float once validated
         return value, self.adapter.dump_json(value).decode()
 
     def load(self, text: str) -> Any:
@@ -98,6 +102,25 @@ class OutputType:
             return text
         data = json.loads(text)
         return data if self.adapter is None else self.adapter.validate_python(data)
+
+
+def _finite(data: Any, raw: str) -> None:
+    """An :class:`OutputTypeError` for a value that holds inf, -inf or nan: its JSON would hold
+    ``Infinity`` or ``NaN``, which JSON does not have (or pydantic's ``null``, which is not of the type)."""
+
+    def walk(value: Any) -> bool:
+        if isinstance(value, float):
+            return not math.isfinite(value)
+        if isinstance(value, (list, tuple, set, frozenset)):
+            return any(walk(v) for v in value)
+        if isinstance(value, dict):
+            return any(walk(k) or walk(v) for k, v in value.items())
+        return False
+
+    if walk(data):
+        raise OutputTypeError(
+            "it holds a number JSON has no form for (inf, -inf or nan): give finite numbers", raw
+        )
 
 
 def _parse(raw: str) -> Any:

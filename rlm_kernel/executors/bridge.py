@@ -71,7 +71,9 @@ MAX_REQUEST = 4 << 20  # characters of one request's JSON (ASCII): a step's resu
 # What the stdin channel may carry in one message: a request, JSON-encoded again by the kernel's
 # input_request (a quote or backslash becomes two characters, \\u escapes grow by one), and its envelope.
 MAX_MESSAGE = 2 * MAX_REQUEST + (1 << 20)
-_CHECKED = {"strict": True, "extra": "forbid"}  # pydantic's settings for every declared message
+# pydantic's settings for every declared message; a number field is finite (a trajectory is strict
+# JSON, and a time of inf or nan is no time).
+_CHECKED = {"strict": True, "extra": "forbid", "allow_inf_nan": False}
 
 Tag = Annotated[str, MaxLen(64)]
 Name = Annotated[str, MaxLen(256)]

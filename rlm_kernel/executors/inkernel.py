@@ -49,6 +49,9 @@ __all__ = ["MARK", "serve", "limit", "isolation_problem"]
 _channel = threading.Condition()
 _busy = False  # a request is on the channel, its thread waiting in input()
 _running: list[tuple[int, str]] = []  # (id, tag) of the commands being carried out, innermost last
+# The clock of the times this half reports, taken before any step runs: code that replaces
+# time.perf_counter (with one that gives inf, say) changes its own clock, not these times.
+_clock = time.perf_counter
 
 
 def _take(ready: Callable[[], bool], pop: bool = False) -> None:
@@ -139,6 +142,8 @@ class _Bridge:
     def llm_query(self, prompt: str, model: str | None = None, images: Any = None) -> str:
         """Ask the sub-model one prompt; returns its reply (or a string starting with [llm_query error]).
         A prompt over the sub-model's window raises SubcallTooLarge (oversize="split": is asked in parts).
+        ``model``: another of the run's models (the root's, or one of the sub_models setting); any
+        other name raises ValueError.
         ``images``: an image (PIL image, PNG/JPEG/GIF/WebP bytes, a path), a list of them, or a folder."""
         return self._call(bridge.LlmQuery(self._tag, str(prompt), model, bridge.images_out(images)))
 
@@ -222,7 +227,7 @@ class _Server:
     def op_load(self, c: bridge.Load) -> bridge.Loaded:
         """Load a context once: from a file the host wrote (same machine; the host removes it), or
         in parts over this channel (a remote kernel)."""
-        started = time.perf_counter()
+        started = _clock()
         if c.path is not None:
             with open(c.path, "rb", buffering=0) as f:
                 value = _read(f, c.format, c.length, c.kind)
@@ -234,7 +239,7 @@ class _Server:
             data.seek(0)
             value = _read(data, c.format)
         self.contexts[c.ref] = value
-        return bridge.Loaded(time.perf_counter() - started)
+        return bridge.Loaded(max(_clock() - started, 0.0))
 
     def op_bind(self, c: bridge.Bind) -> bridge.Done:
         value = self.contexts[c.context["ref"]] if "ref" in c.context else c.context["value"]
@@ -251,12 +256,13 @@ class _Server:
 
     def op_exec(self, c: bridge.Exec) -> bridge.Executed:
         executor = self.executors[c.tag]
-        started = time.perf_counter()
+        started = _clock()
         with _everything_printed() as printed:
             try:
                 result = executor.run(c.code, step=c.step)
             except KeyboardInterrupt:
-                result = ExecResult(error=STOPPED, elapsed_s=time.perf_counter() - started)
+                result = ExecResult(error=STOPPED)
+        elapsed = max(_clock() - started, 0.0)
         if printed[0] or printed[1]:
             result = dataclasses.replace(
                 result, stdout=result.stdout + printed[0], stderr=result.stderr + printed[1]
@@ -269,7 +275,7 @@ class _Server:
             stderr=truncate(r.stderr, cap)[0],
             value=None if r.value is None else truncate(r.value, cap)[0],
             error=None if r.error is None else truncate(r.error, cap)[0],
-            elapsed_s=max(r.elapsed_s, 0.0),
+            elapsed_s=elapsed,
             answer_ready=outcome.answer_ready,
             answer=outcome.answer,
             restored=list(outcome.restored),

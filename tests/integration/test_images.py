@@ -263,7 +263,12 @@ def test_kernel_executor_sends_images_across_the_bridge(scripted_server, folder)
         ],
         sub="seen",
     )
-    rlm = make_rlm(scripted_server, executor="kernel", executor_kwargs={"isolation": "none"})
+    rlm = make_rlm(
+        scripted_server,
+        executor="kernel",
+        executor_kwargs={"isolation": "none"},
+        sub_models=["scripted-model"],  # a model the code may name, which takes no images
+    )
     result = rlm.completion(png, root_prompt="q")
     assert result.response == "seen", result.error
     output = next(e for e in result.trajectory if e.kind == "step_finished").output
