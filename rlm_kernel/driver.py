@@ -206,6 +206,7 @@ def prepare(
         window=lm.context_window,
         follows=follows,
         session=session,
+        sandbox=executor.describe(),
     )
     subcalls = Subcalls(
         pool=tree.pool,

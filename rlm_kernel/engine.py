@@ -38,7 +38,7 @@ from __future__ import annotations
 import enum
 import functools
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -256,8 +256,10 @@ class RLMRun:
         window: int | None = None,
         follows: Followup | None = None,
         session: str | None = None,
+        sandbox: Mapping[str, Any] | None = None,
     ) -> None:
         self.config = config
+        self.sandbox = dict(sandbox or {})  # where the code runs, and which limits hold it there
         self.branch = branch  # a rewind: the recorded run this one continues, and from where
         self.follows = follows  # a session's next question: the conversation it goes on from
         self.session = follows.session if follows is not None else session
@@ -572,7 +574,7 @@ class RLMRun:
                 model=self.model,
                 sub_model=self.sub_model,
                 parent_call_id=self.parent_call_id,
-                settings=self.config.public(),
+                settings={**self.config.public(), "sandbox": self.sandbox},
                 prompt=[dict(m) for m in self.messages],
                 session=self.session,
                 **branch,

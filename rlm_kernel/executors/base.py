@@ -83,3 +83,6 @@ class Executor(Protocol):
 
     def child(self, tag: str) -> Executor:
         """The executor of a child run (``rlm_query``): a namespace of its own, in the same place."""
+
+    def describe(self) -> dict[str, Any]:
+        """Where the code runs and which limits hold it there, for the run's settings event."""

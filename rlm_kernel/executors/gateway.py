@@ -220,6 +220,12 @@ class GatewayExecutor(KernelExecutor):
     def default_kernel(isolation: str) -> str:
         return SANDBOX_KERNEL if isolation == "sandbox" else "python3"
 
+    def describe(self) -> dict[str, Any]:
+        held_by = "the gateway's rlm-sandbox kernelspec (--memory-mb, --cpu-s, ...)"
+        if self.isolation == "none":
+            held_by = "the gateway's own isolation"
+        return {"executor": self.kind, "isolation": self.isolation, "limits": {"held_by": held_by}}
+
     def not_sandboxed(self, why: str) -> str:
         return (
             f"the gateway's {self.kernel_name!r} kernel is not sandboxed ({why}): run it with the "

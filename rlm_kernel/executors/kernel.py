@@ -918,6 +918,18 @@ class KernelExecutor:
         on_kernel_loop(session.close()).result(timeout=30)
         return []
 
+    def describe(self) -> dict[str, Any]:
+        """The sandbox's limits, and what holds each: without a cgroup, its first process counts
+        memory and CPU across its processes, and a seccomp filter refuses what it cannot count."""
+        if self.isolation == "none":
+            limits = {"memory_mb": self.memory_mb, "cpu_s": self.cpu_s, "held_by": "the kernel's own rlimits"}
+            return {"executor": self.kind, "isolation": "none", "limits": limits}
+        return {
+            "executor": self.kind,
+            "isolation": "sandbox",
+            "limits": {**dataclasses.asdict(self.limits), "held_by": sandbox.HELD_BY},
+        }
+
     def child(self, tag: str) -> KernelExecutor:
         """A child run's executor: a namespace of its own in the same kernel."""
         child = type(self)._child_of(self, tag)

@@ -283,3 +283,6 @@ class LocalExecutor:
 
     def child(self, tag: str) -> LocalExecutor:
         return LocalExecutor(tag=tag)
+
+    def describe(self) -> dict[str, Any]:
+        return {"executor": "local", "isolation": "none", "limits": "none: the code runs in this process"}

@@ -121,6 +121,10 @@ class Limits:
     max_files: int = 1024
 
 
+# What holds a sandbox to its limits, as the run's settings event says.
+HELD_BY = "counted by the sandbox's first process (no cgroup); seccomp refuses memfds and SysV IPC"
+
+
 # -- whether a sandbox can be had --------------------------------------------------------------
 NONE_HINT = "or pass executor_kwargs={'isolation': 'none'} to run the kernel without one"
 

@@ -167,6 +167,10 @@ def test_the_root_and_dev_of_the_sandbox_are_read_only(server: ScriptedServer) -
     """bubblewrap's root and /dev are in-memory folders nothing counts: they take no file."""
     result = attacker(server, READ_ONLY).completion("doc", "q")
     assert outputs(result) == ["[True, True, True, True, True]\n"]
+    # With no setting, every limit holds, and the run says which and what holds it.
+    limits = result.trajectory[0].settings["sandbox"]["limits"]
+    assert limits["memory_mb"] == 4096 and limits["cpu_s"] == 3600 and limits["max_files"] == 1024
+    assert "first process" in limits["held_by"] and "seccomp" in limits["held_by"]
 
 
 # -- the host's disk -------------------------------------------------------------------------------------
