@@ -572,3 +572,21 @@ def test_every_limit_holds_with_the_host_an_ordinary_user(server: ScriptedServer
     assert "over its CPU limit" in report["fork_on"]["out"] and report["fork_on"]["cpu"] <= 5 + 1
     assert report["links"]["out"].startswith("cut") or "died" in report["links"]["out"]
     assert reached is None
+
+
+STACK = """
+import matplotlib.pyplot as plt, numpy as np, pandas as pd
+frame = pd.DataFrame({"k": list("abab"), "v": np.arange(4.0)})
+plt.plot(frame["v"]); plt.savefig("/tmp/plot.png")
+import multiprocessing, subprocess
+with multiprocessing.Pool(2) as pool:
+    squares = pool.map(abs, [-1, -2])
+print(frame.groupby("k")["v"].sum().to_dict(), squares, subprocess.run(["true"]).returncode)
+"""
+
+
+def test_the_data_science_stack_works_in_the_sandbox(server: ScriptedServer) -> None:
+    pytest.importorskip("pandas")
+    pytest.importorskip("matplotlib")
+    result = attacker(server, STACK).completion("doc", "q")
+    assert outputs(result)[0].startswith("{'a': 2.0, 'b': 4.0} [1, 2] 0\n")  # a font warning may follow
