@@ -590,3 +590,43 @@ def test_the_data_science_stack_works_in_the_sandbox(server: ScriptedServer) -> 
     pytest.importorskip("matplotlib")
     result = attacker(server, STACK).completion("doc", "q")
     assert outputs(result)[0].startswith("{'a': 2.0, 'b': 4.0} [1, 2] 0\n")  # a font warning may follow
+
+
+# -- the same, through a gateway -----------------------------------------------------------------------
+def test_every_limit_holds_through_a_gateway(server: ScriptedServer, tmp_path: Path) -> None:
+    """The attacks above, on the kernels of a Kernel Gateway set up as docs/executors.md says, the
+    limits given by the kernelspec's options."""
+    from gateway_server import KernelGateway
+
+    prefix = tmp_path / "prefix"
+    install = [sys.executable, "-m", "rlm_kernel.install", "--sandbox", "--prefix", str(prefix)]
+    subprocess.run(install, check=True, capture_output=True)
+    (spec,) = prefix.glob("share/jupyter/kernels/rlm-sandbox/kernel.json")
+    kernel = json.loads(spec.read_text())
+    kernel["argv"] += ["--memory-mb", "256", "--cpu-s", "5"]
+    spec.write_text(json.dumps(kernel))
+    canary = tmp_path / "canary.sock"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(canary))
+    listener.listen(64)
+    listener.setblocking(False)
+    attacks = {"MEMFD": MEMFD, "SYSV": SYSV, "INODES": INODES, "READ_ONLY": READ_ONLY, "FORK_ON": FORK_ON}
+    attacks["LINKS"] = LINKS.format(canary=str(canary))
+    report: dict[str, tuple[str, float, float]] = {}
+    with KernelGateway(env={"JUPYTER_PATH": str(prefix / "share" / "jupyter")}) as gateway:
+        settings = {"url": gateway.url, "auth_token": gateway.token, "step_timeout": 30}
+        for name, code in attacks.items():
+            rlm = attacker(server, code, executor="gateway", executor_kwargs=settings)
+            with Peak(in_memory) as memory, Peak(cpu_of) as cpu:
+                result = rlm.completion("doc", name)
+            report[name] = (outputs(result)[0], memory.most, cpu.most)
+    try:
+        reached = listener.accept()
+    except BlockingIOError:
+        reached = None
+    listener.close()
+    assert report["MEMFD"][0] == report["SYSV"][0] == "refused 1\n"
+    assert "died" in report["INODES"][0] and report["INODES"][1] < (256 + 32) << 20
+    assert report["READ_ONLY"][0] == "[True, True, True, True, True]\n"
+    assert "died" in report["FORK_ON"][0] and report["FORK_ON"][2] <= 5 + 1
+    assert reached is None
