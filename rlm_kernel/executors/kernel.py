@@ -702,6 +702,7 @@ class KernelExecutor:
         self.warm = warm
         self.tag = tag or uuid.uuid4().hex[:12]
         self._root = _parent._root if _parent is not None else self
+        self._restarting = threading.Lock()  # the root's: one restart of its kernel at a time
         self._session: KernelSession | None = _parent._root._session if _parent is not None else None
         self._children: list[KernelExecutor] = []
         self._subcalls: Any = None
@@ -864,10 +865,10 @@ class KernelExecutor:
                 grace_s=self.interrupt_grace_s,
             )
         except KernelStuck:
-            self._restart()
+            self._restart(session)
             return StepOutcome(ExecResult(error=RESTARTED))
         if isinstance(reply, Lost):
-            self._restart()
+            self._restart(session)
             return StepOutcome(ExecResult(error=(BROKE if reply.broken else DIED).format(why=reply.error)))
         if isinstance(reply, bridge.Failed):
             return StepOutcome(ExecResult(error=reply.error + "\n"))
@@ -884,16 +885,19 @@ class KernelExecutor:
         )
         return StepOutcome(result, reply.answer_ready, reply.answer, tuple(reply.restored))
 
-    def _restart(self) -> None:
-        """A new kernel for the run, its names bound again; children whose contexts lived in the
-        old kernel cannot go on."""
+    def _restart(self, failed: KernelSession) -> None:
+        """A new kernel for the run in place of ``failed``, its names bound again; children whose
+        contexts lived in the old kernel cannot go on. A parent and its child whose steps both
+        lost the kernel restart it once."""
         root = self._root
-        old, root._session = root._session, None
-        if old is not None:
-            on_kernel_loop(old.close())
-        for executor in (root, *root._children):
-            if not isinstance(executor._context, RemoteContext):
-                executor._bind()
+        with root._restarting:
+            if root._session is not failed:
+                return  # the other one restarted it
+            root._session = None
+            on_kernel_loop(failed.close())
+            for executor in (root, *root._children):
+                if not isinstance(executor._context, RemoteContext):
+                    executor._bind()
 
     def resolve(self, directive: FinalDirective) -> tuple[str | None, str | None]:
         reply = self.session.request(
