@@ -83,9 +83,12 @@ class Task:
 
 def as_text(context: Any) -> str:
     """The context as one text, for a plain model's prompt: strings as they are, a DataFrame or
-    Series as CSV, an array a value a line, else JSON."""
+    Series as CSV, an array a value a line, a dict of DataFrames (a workbook) each sheet's name
+    and CSV, else JSON."""
     if isinstance(context, str):
         return context
+    if isinstance(context, dict) and context and all(hasattr(v, "to_csv") for v in context.values()):
+        return "\n".join(f"## {name}\n{sheet.to_csv(index=False)}" for name, sheet in context.items())
     if hasattr(context, "to_csv"):
         return context.to_csv(index=False)
     if hasattr(context, "tolist") and hasattr(context, "dtype"):
@@ -119,7 +122,23 @@ def family_names() -> list[str]:
 
 def _load_families() -> None:
     # each registers its families
-    from . import chain, documents, frames, meaning, oolong, records, repo, sniah, verbatim  # noqa: F401
+    from . import (  # noqa: F401
+        api,
+        chain,
+        configs,
+        documents,
+        frames,
+        logs,
+        meaning,
+        oolong,
+        records,
+        repo,
+        series,
+        sniah,
+        threads,
+        verbatim,
+        workbook,
+    )
 
 
 def _generator(name: str, split: str) -> Generator:
