@@ -31,10 +31,19 @@ the step's output and why (``AskRoot(reopen=True)``: the driver clears the REPL'
 ``answer["ready"]`` first). An answer that fails again, or with no turn left, is taken with an
 ``unsupported`` warning, as is a sent-back answer the run is stopped with. The "answer now" turn's
 answer is checked for the warning, never sent back; a human's answer is not checked.
+
+No loop runs twice. In a reply stopped in a loop (``repetition``), a block that repeats the one
+before it is not run (a note says so). A reply whose code starts by repeating code that failed
+(comments and spacing aside: the same blocks, up to the failing one, with no reply run whole since)
+or is printed output pasted as code (it does not parse, and its lines are in the root's earlier
+requests) is not run: a ``repetition`` warning, then, up to ``LOOP_RESAMPLES`` times a turn, the
+reply is set aside (``ProposalRejected``) and the same turn asked again, sampled, with a one-line
+note on why; after that, the note alone is the next turn's request.
 """
 
 from __future__ import annotations
 
+import ast
 import enum
 import functools
 import hashlib
@@ -71,6 +80,7 @@ from .typed import OutputTypeError, output_type
 
 TURN_OUTPUT_TIMES = 4  # a turn's whole observation is at most this many times max_output_chars
 REGENERATE_TEMPERATURE = 0.8  # a regenerated proposal's: another proposal, even from a greedy model
+LOOP_RESAMPLES = 2  # replies a turn may set aside as a loop before one is answered with the note alone
 
 __all__ = [
     "RLMRun",
@@ -316,6 +326,11 @@ class RLMRun:
         self._summary: str | None = None
         self._names: list[str] = []
         self._reopen = False  # the request a compaction holds must clear answer["ready"] first
+        # Code that failed, since a reply last ran whole: each reply's blocks up to the failing one
+        # (normalised, see _normal_code) -> the failing step and the last line of its error.
+        self._failing: dict[tuple[str, ...], tuple[int, str]] = {}
+        self._ran: list[str] = []  # the current reply's blocks that ran, normalised
+        self._resampled = 0  # replies of this turn set aside as loops
 
     # -- helpers ---------------------------------------------------------------------
     def _ids(self) -> dict[str, Any]:
@@ -335,6 +350,7 @@ class RLMRun:
         self.messages.append({"role": "user", "content": content})
         self.state = ASKING
         self.turns += 1
+        self._resampled = 0
         self._final_turn = final_turn
         self._chars += len(content)
         self.emit(
@@ -643,7 +659,11 @@ class RLMRun:
             )
         )
         self._replayed[step.step] = (shown, result.error is not None)
-        self._outputs.append(shown)
+        self._outputs.append(
+            truncate(self.redact(result.printed()), self.config.max_output_chars)[0]
+            if result.error
+            else shown
+        )
         return self._replay_next()
 
     @_transition
@@ -696,8 +716,72 @@ class RLMRun:
                 )
                 return self._next_turn("\n\n".join(notes))
             return self._next_turn("\n\n".join([*notes, prompts.NO_CODE_NUDGE]))
+        codes = [_normal_code(b) for b in blocks]
+        distinct = [b for i, b in enumerate(blocks) if i == 0 or codes[i] != codes[i - 1]]
+        if finish == "repetition" and len(distinct) < len(blocks):  # stopped in a loop: run it once
+            notes.append(
+                f"{len(blocks) - len(distinct)} code block(s) of your reply repeated the one before and "
+                "were not run again."
+            )
+            blocks = distinct
+        if (why := self._loop(blocks)) is not None:
+            return self._resample(why, notes)
+        self._ran = []
         self._pending = _Pending(blocks, directive, notes=notes)
         return self._advance()
+
+    # -- loops -------------------------------------------------------------------------
+    def _loop(self, blocks: list[str]) -> tuple[str, str] | None:
+        """Why a reply's code is a loop, not run again: (for the warning, for the root's note)."""
+        if not blocks:
+            return None
+        codes = [_normal_code(b) for b in blocks]
+        for ran, (step, error) in self._failing.items():
+            if tuple(codes[: len(ran)]) == ran:
+                return (
+                    f"repeated step {step}, which had failed",
+                    f"Not run: your code repeats step {step}, which failed ({error[:200]}). The same "
+                    "code fails the same way: change it.",
+                )
+        if _echoes(blocks[0], [m["content"] for m in self.messages[self._fixed :] if m["role"] == "user"]):
+            return (
+                "pasted printed output as code",
+                "Not run: your code block is a copy of printed output, not Python. Write code that "
+                "works on the value instead.",
+            )
+        return None
+
+    def _resample(self, why: tuple[str, str], notes: list[str]) -> AskRoot | Compact:
+        """The last reply is a loop: set aside and the turn asked again, sampled, with a note on
+        why; past ``LOOP_RESAMPLES`` a turn, kept, with the note as the next turn's request."""
+        if not self._resampled:  # once a turn, however many of its replies loop
+            self._warn("repetition", f"Root reply {self.turns} {why[0]}; it was not run.")
+        note = why[1]
+        if self._resampled >= LOOP_RESAMPLES:
+            return self._next_turn("\n\n".join([*notes, note]))
+        self._resampled += 1
+        rejected = self.messages.pop()
+        digest = hashlib.sha256(f"{self.run_id}:loop:{self.iterations}".encode()).digest()
+        sampling = {"temperature": REGENERATE_TEMPERATURE, "seed": int.from_bytes(digest[:4], "big") >> 1}
+        last = self.messages[-1]
+        added = "" if note in last["content"] else note  # said once, however often it is set aside
+        if added:
+            self.messages[-1] = {**last, "content": f"{last['content']}\n\n{added}"}
+            self._chars += len(added) + 2
+        self.emit(
+            ProposalRejected(
+                **self._ids(),
+                step=self._reproposing or self.steps + 1,
+                turn=self.turns,
+                reply=rejected["content"],
+                added=added,
+                sampling=sampling,
+            )
+        )
+        ask = replace(self._asking(), sampling=sampling)
+        if ask.prefill:  # the worked opening would lead to the same reply: only the fence is kept
+            ask = replace(ask, prefill=ask.prefill.split("\n", 1)[0] + "\n", closing=None)
+        return ask
 
     def _advance(self) -> Action:
         """Next block of the current reply, or its FINAL, or the next turn."""
@@ -780,8 +864,12 @@ class RLMRun:
             )
         pending.outputs.append((self._executing, shown))
         self._failed_in_row = self._failed_in_row + 1 if result.error else 0
+        self._ran.append(_normal_code(self._code))
         if result.error:
             self._last_failure = next((ln for ln in reversed(result.error.splitlines()) if ln.strip()), None)
+            self._failing[tuple(self._ran)] = (self._executing, self._last_failure or "an error")
+        elif not pending.blocks:  # the reply ran whole: the REPL is not what it was when code failed
+            self._failing.clear()
         # A traceback supports no answer, though it may quote the very value (a line of the code).
         self._outputs.append(
             truncate(self.redact(result.printed()), self.config.max_output_chars)[0]
@@ -943,6 +1031,7 @@ class RLMRun:
         )
         self._human_steps.append((self.steps, code, shown))
         self._outputs.append(shown)
+        self._failing.clear()  # the human changed the REPL: code that failed may not fail again
         return self.steps
 
     @_transition
@@ -1040,3 +1129,28 @@ class RLMRun:
             self._summary,
             tuple(self._names),
         )
+
+
+def _normal_code(code: str) -> str:
+    """Code as a loop is told by: its syntax tree (comments, spacing and quotes aside), or, where it
+    does not parse, its words without comment lines."""
+    try:
+        return ast.dump(ast.parse(code))
+    except (SyntaxError, ValueError):
+        return " ".join(
+            w for line in code.splitlines() if not line.lstrip().startswith("#") for w in line.split()
+        )
+
+
+def _echoes(code: str, requests: list[str]) -> bool:
+    """Whether ``code`` is output pasted back: it does not parse, and most of its lines (of three
+    characters or more) are in ``requests``, what the root was sent after its first request."""
+    try:
+        ast.parse(code)
+        return False
+    except (SyntaxError, ValueError):
+        pass
+    seen = "\n".join(" ".join(line.split()) for text in requests for line in text.splitlines())
+    lines = [" ".join(line.split()) for line in code.splitlines()]
+    lines = [line for line in lines if len(line) >= 3]
+    return bool(lines) and 2 * sum(line in seen for line in lines) >= len(lines)

@@ -27,6 +27,12 @@ itself, in its code or its reply: one its code computed and did not print is not
    item points to, the first hop, "not the value asked for". (Checked before rule 3's passes.)
 
 Yes/no answers and answers saying that nothing was found are not held to rule 3.
+
+Error text and the tools' own words are no support for any answer: before the rules, the lines of
+the outputs that are a search report's header (its counts), a search's "no match" line, the note
+on a cut output, a traceback or an exception's line, a Python error message, or a sub-call's
+error are set aside (``_noise``). An answer that is itself such a line is "an error message or a
+tool's report, not an answer", however it was given (computed too).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import re
 from collections.abc import Sequence
 from decimal import Decimal
 
+from .subcalls import ERROR_PREFIX
 from .worked import two_hops
 
 __all__ = [
@@ -94,6 +101,25 @@ _NOTHING = re.compile(
     re.IGNORECASE,
 )
 _HEADER = re.compile(r"search\(.*\): (?:[\d,]+ passages match|1 passage matches)")
+_HEADER_KEPT = "\x00search"  # a header set aside, in its place: the hits under it are still a report's
+# Python's own error messages as ``print(e)`` prints them: the whole line, without the class.
+_PY_ERROR = (
+    r"name '\w+' is not defined|'\w+' object has no attribute '\w+'|'\w+' object is not "
+    r"(?:subscriptable|callable|iterable)|unsupported operand type\(s\) for .*|(?:\w+ )?index out of range"
+    r"|\S+\(\) (?:got an unexpected keyword argument|takes \d+ positional argument|missing \d+ required) .*"
+    r"|could not convert string to \w+: .*|invalid literal for int\(\) with base \d+: .*"
+    r"|can only concatenate .*|invalid syntax.*"
+)
+# Lines that support no answer (see the module's docstring), matched at a line's start.
+_NOISE = re.compile(
+    r"^(?:search\(.*\): (?:[\d,]+ passages match|1 passage matches)|search\(\) needs words"
+    r"|No match for .*Try other words|\.\.\. \[[\d,]+ characters cut\] \.\.\."
+    r"|Traceback \(most recent call last\)|[ \t]*\^+[ \t]*$"
+    r"|[ \t]+File \".*\", line \d+.*(?:\n[ \t]+(?!File ).*)?"  # a frame: where, and the code there
+    r"|(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Warning): \S|\S+:\d+: [A-Z]\w*Warning: |Error: "
+    rf"|[ \t]*{re.escape(ERROR_PREFIX)}|(?:{_PY_ERROR})[ \t]*$)",
+    re.MULTILINE,
+)
 _HIT = re.compile(r"\[\d+\] ")
 
 
@@ -105,6 +131,8 @@ def unsupported(
     text = answer.strip().strip("\"'`\u2018\u2019\u201c\u201d").strip()
     if not text:
         return None  # the engine reports an empty answer itself
+    if _noise(answer.strip().splitlines()[0]) or _noise(text.splitlines()[0]):
+        return "it is an error message or a tool's report, not an answer"
     question = question or ""
     quantity = _asks_quantity(question)
     asked_numbers = {v for v, _ in _numbers(question)}
@@ -127,7 +155,7 @@ def unsupported(
         return None
     if not written or not (numbers or own):
         return None  # computed by the code, or nothing of its own to look for
-    printed = "\n".join(outputs)
+    printed, noise = _support(outputs)
     low = printed.lower()
     if _first_hop(question, text, printed):
         return "it is what the question's item points to (the first of two hops), not the value asked for"
@@ -140,7 +168,7 @@ def unsupported(
         for value, places in numbers:
             seen.append(_where(value, places, printed, months=not quantity))
             if seen.count(None) > missing:
-                return "not in anything the code printed"
+                return _read_from(noise, value, places) or "not in anything the code printed"
         if quantity and _COUNT.search(question) and "computed" not in seen:
             return "a number read from search matches, not computed"
         return None
@@ -148,6 +176,40 @@ def unsupported(
     if sum(_bounded(w, low) for w in own) < math.ceil(len(own) / 2):
         return "not in anything the code printed"
     return None
+
+
+def _noise(line: str) -> bool:
+    """Whether ``line`` is error text or a tool's report about itself."""
+    return _NOISE.match(line) is not None
+
+
+def _read_from(noise: list[str], value: Decimal, places: int) -> str | None:
+    """Why a number not in the outputs' support is there all the same: on a line set aside."""
+    for line in noise:
+        if _where(value, places, line, months=False) is not None:
+            if _HEADER.match(line):
+                return "a number read from search matches, not computed"
+            return "it is read from an error message or a tool's report, not from the data"
+    return None
+
+
+def _support(outputs: Sequence[str]) -> tuple[str, list[str]]:
+    """The outputs with the lines that support no answer set aside (``_noise``), and those lines.
+    A search report's header leaves a mark, so the hits under it are still known as a report's."""
+    text = "\n".join(outputs)
+    found = [(m.start(), m.end()) for m in _NOISE.finditer(text)]
+    if not found:
+        return text, []
+    kept, noise, at = [], [], 0
+    for start, end in found:  # a traceback's frame is two lines: where, and the code there
+        end = text.find("\n", end)
+        end = len(text) if end == -1 else end
+        line = text[start:end]
+        kept.append(text[at:start] + (_HEADER_KEPT if _HEADER.match(line) else ""))
+        noise.append(line)
+        at = end
+    kept.append(text[at:])
+    return "".join(kept), noise
 
 
 def _first_hop(question: str, answer: str, printed: str) -> bool:
@@ -237,13 +299,13 @@ def _glued(char: str) -> bool:
 def _in_search_report(text: str, at: int) -> bool:
     """Whether position ``at`` is on a line of a search() report: its header, or a hit under it."""
     start = text.rfind("\n", 0, at) + 1
-    if _HEADER.match(text, start, start + 1000):
+    if text.startswith(_HEADER_KEPT, start):
         return True
     for _ in range(100):  # up the hits to the header
         if not _HIT.match(text, start, start + 8) or start == 0:
             return False
         start = text.rfind("\n", 0, start - 1) + 1
-        if _HEADER.match(text, start, start + 1000):
+        if text.startswith(_HEADER_KEPT, start):
             return True
     return False
 

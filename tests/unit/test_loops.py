@@ -1,0 +1,201 @@
+"""No loop runs twice: a reply that repeats code that failed, or pastes printed output back as
+code, is not run; the root gets a one-line note and is asked again, sampled, a bounded number of
+times. Table tests of the engine, no I/O."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlm_kernel.config import RLMConfig
+from rlm_kernel.engine import LOOP_RESAMPLES, AskRoot, Execute, Finish, RLMRun
+from rlm_kernel.events import ProposalRejected, RunWarning, StepStarted
+from rlm_kernel.executors.base import ExecResult
+from rlm_kernel.lm.base import Completion
+from rlm_kernel.prompts import context_metadata
+
+NAME_ERROR = (
+    "Traceback (most recent call last):\n  Cell In[1], line 1\n    print(df.head())\n"
+    "NameError: name 'df' is not defined"
+)
+
+
+def make_run(**settings):
+    events: list = []
+    run = RLMRun(
+        RLMConfig(backend="replay", **settings),
+        question="Which city is listed first?",
+        context_meta=context_metadata("city,pop\nGraz,300\nLinz,200\n"),
+        model="m",
+        sub_model="m",
+        emit=events.append,
+        run_id="r1",
+    )
+    return run, events
+
+
+def reply(text: str) -> Completion:
+    return Completion(text=text, model="m", input_tokens=10, output_tokens=5)
+
+
+def repl(*blocks: str) -> Completion:
+    return reply("\n".join(f"```repl\n{b}\n```" for b in blocks))
+
+
+def failed_once(code: str = "print(df.head())", error: str = NAME_ERROR):
+    run, events = make_run()
+    run.start()
+    assert isinstance(run.receive_reply(repl(code)), Execute)
+    ask = run.receive_execution(ExecResult(error=error), answer_ready=False)
+    assert isinstance(ask, AskRoot) and ask.turn == 2
+    return run, events
+
+
+def executed(events) -> list[str]:
+    return [e.code for e in events if isinstance(e, StepStarted)]
+
+
+@pytest.mark.parametrize(
+    "again",
+    [
+        "print(df.head())",
+        "# look at the frame\nprint( df.head() )  # again",  # comments and spacing aside
+        "\n\nprint(df.head())\n\n",
+    ],
+)
+def test_a_reply_that_repeats_a_failing_step_is_not_run_but_asked_again_sampled(again):
+    run, events = failed_once()
+    action = run.receive_reply(repl(again))
+    assert isinstance(action, AskRoot) and action.turn == 2  # the same turn, asked again
+    assert action.sampling and action.sampling["temperature"] > 0  # another reply, not the same one
+    assert executed(events) == ["print(df.head())\n"]  # the repeat never ran
+    note = action.messages[-1]["content"].split("\n\n")[-1]
+    assert "\n" not in note and "step 1" in note and "NameError: name 'df' is not defined" in note
+    assert action.messages[-1]["role"] == "user"  # the looping reply is set aside, not kept
+    (rejected,) = [e for e in events if isinstance(e, ProposalRejected)]
+    assert (rejected.step, rejected.turn, rejected.added) == (2, 2, note)
+    assert [e.code for e in events if isinstance(e, RunWarning)] == ["repetition"]
+    # a new reply then runs, as the step the set-aside one would have been
+    assert run.receive_reply(repl("import pandas as pd\nprint(pd)")) == Execute(
+        2, "import pandas as pd\nprint(pd)\n"
+    )
+
+
+def test_the_same_error_is_sent_back_once_however_often_the_root_repeats_it():
+    run, events = failed_once()
+    action: object = None
+    replies = 0
+    while not isinstance(action, Finish):
+        replies += 1
+        if isinstance(action, AskRoot) and action.final_turn:
+            action = run.receive_reply(reply("FINAL(Graz)"))
+            continue
+        action = run.receive_reply(repl("print(df.head())"))
+        assert not isinstance(action, Execute), "a failing step ran again"
+        assert replies < 200, "the loop is not bounded"
+    config = run.config
+    assert replies <= (config.max_iterations - 1) * (LOOP_RESAMPLES + 1) + 1
+    assert executed(events) == ["print(df.head())\n"]
+    requests = [e.content for e in events if e.kind == "root_request"]
+    assert sum("NameError: name 'df' is not defined\n" in r or r.endswith("defined") for r in requests) == 1
+    # one warning a turn, not one a reply
+    repeated = [e for e in events if isinstance(e, RunWarning) and e.code == "repetition"]
+    assert len(repeated) == config.max_iterations - 1
+
+
+def test_after_the_resamples_of_a_turn_the_note_alone_is_the_next_turn():
+    run, events = failed_once()
+    for _ in range(LOOP_RESAMPLES):
+        again = run.receive_reply(repl("print(df.head())"))
+        assert isinstance(again, AskRoot) and again.turn == 2 and again.sampling
+    action = run.receive_reply(repl("print(df.head())"))
+    assert isinstance(action, AskRoot) and action.turn == 3 and not action.sampling
+    assert action.messages[-1]["content"].startswith("Not run: your code repeats step 1")
+    assert action.messages[-2]["role"] == "assistant"  # kept this time: the turns alternate
+    assert len([e for e in events if isinstance(e, ProposalRejected)]) == LOOP_RESAMPLES
+
+
+def test_a_reply_whose_blocks_repeat_a_failing_reply_up_to_its_error_is_not_run():
+    run, events = make_run()
+    run.start()
+    run.receive_reply(repl("x = 1", "print(y)"))
+    run.receive_execution(ExecResult(), answer_ready=False)
+    run.receive_execution(ExecResult(error="NameError: name 'y' is not defined"), answer_ready=False)
+    action = run.receive_reply(repl("x = 1", "print(y)", "print('more')"))
+    assert isinstance(action, AskRoot) and action.sampling
+    assert executed(events) == ["x = 1\n", "print(y)\n"]
+
+
+@pytest.mark.parametrize(
+    "pasted",
+    [
+        "Output of step 1:\nshape: (2, 2)\ncolumns: city, pop",
+        "shape: (2, 2)\ncolumns: city, pop",
+        "Traceback (most recent call last):\nNameError: name 'df' is not defined",
+    ],
+)
+def test_printed_output_pasted_back_as_code_is_not_run(pasted):
+    run, events = make_run()
+    run.start()
+    run.receive_reply(repl("print('shape: (2, 2)')\nprint('columns: city, pop')"))
+    run.receive_execution(ExecResult("shape: (2, 2)\ncolumns: city, pop\n"), answer_ready=False)
+    run.receive_reply(repl("print(df)"))
+    run.receive_execution(ExecResult(error=NAME_ERROR), answer_ready=False)
+    action = run.receive_reply(repl(pasted))
+    assert isinstance(action, AskRoot) and action.sampling
+    assert "copy of printed output" in action.messages[-1]["content"]
+    assert len(executed(events)) == 2
+    assert [e.text for e in events if isinstance(e, RunWarning)] == [
+        "Root reply 3 pasted printed output as code; it was not run."
+    ]
+
+
+@pytest.mark.parametrize(
+    ("first", "error", "then", "runs"),
+    [
+        # code that failed, run again after a reply ran whole: the REPL is not what it was
+        ("print(df)", NAME_ERROR, ["df = 1", "print(df)"], True),
+        ("print(df)", NAME_ERROR, ["print(df.shape)"], True),  # other code
+        ("print(df)", None, ["print(df)"], True),  # code that did not fail
+        ("print(1)", None, ["[1, 2]"], True),  # an output that is Python is code
+        ("print(1)", None, ["this is not python and was never printed"], True),  # a mistake, not a loop
+    ],
+)
+def test_code_that_is_not_a_loop_runs(first, error, then, runs):
+    run, events = make_run()
+    run.start()
+    run.receive_reply(repl(first))
+    action = run.receive_execution(
+        ExecResult("[1, 2]\n" if error is None else "", error=error), answer_ready=False
+    )
+    for code in then[:-1]:
+        assert isinstance(run.receive_reply(repl(code)), Execute)
+        action = run.receive_execution(ExecResult(), answer_ready=False)
+    assert isinstance(action, AskRoot)
+    assert isinstance(run.receive_reply(repl(then[-1])), Execute) is runs
+    assert not [e for e in events if isinstance(e, ProposalRejected)]
+
+
+def test_a_cell_the_human_ran_lets_failing_code_run_again():
+    run, _ = failed_once()
+    run.human_step("df = make_frame()", "")
+    assert isinstance(run.receive_reply(repl("print(df.head())")), Execute)
+
+
+def test_a_reply_that_says_its_code_over_and_over_runs_it_once():
+    run, _ = make_run()
+    run.start()
+    looping = Completion(
+        text="```repl\nprint(context[:50])\n```\n" * 6 + "```repl\nprint(len(context))\n```",
+        model="m",
+        extra={"finish_reason": "repetition"},
+    )
+    assert run.receive_reply(looping) == Execute(1, "print(context[:50])\n")
+    assert run.receive_execution(ExecResult("city,pop\n"), answer_ready=False) == Execute(
+        2, "print(len(context))\n"
+    )
+    action = run.receive_execution(ExecResult("27\n"), answer_ready=False)
+    assert isinstance(action, AskRoot)
+    assert (
+        "5 code block(s) of your reply repeated the one before and were not run again."
+        in (action.messages[-1]["content"])
+    )
