@@ -39,6 +39,9 @@ BACKENDS = tuple(_BACKENDS)
 PROFILES = ("default", "small", "no_subcalls")
 PROTOCOLS = ("answer", "final", "both")
 EXECUTORS = ("local", "kernel", "gateway")
+# Roots that vote by default on the bundled models: the fewest that can outvote one, and what a
+# 2-core machine's server batches in about twice one root's time (benchmarks/bench_votes.py).
+DEFAULT_VOTES = 3
 
 
 class DeprecatedName(FutureWarning):
@@ -154,6 +157,13 @@ class RLMConfig:
     record: str | Path | None = _setting(
         None, "Also save every LM reply to this file, for the replay backend"
     )
+    votes: int | None = _setting(
+        None,
+        "Root runs that answer each question at once and vote on the answer (the first greedy, the "
+        "others sampled); a split vote is a low_confidence warning and result.ok False; empty: 3 for "
+        "the bundled local models, 1 otherwise; always 1 in sessions, notebook mode and step mode, "
+        "where a human is in the loop",
+    )
     depth: int = 0
 
     def __post_init__(self) -> None:
@@ -212,6 +222,8 @@ class RLMConfig:
             raise ConfigError(f"output_retries must be 0 or more, got {self.output_retries}.")
         if self.max_errors is not None and self.max_errors < 1:
             raise ConfigError(f"max_errors must be at least 1, got {self.max_errors}.")
+        if self.votes is not None and self.votes < 1:
+            raise ConfigError(f"votes must be at least 1 (1: one root, no vote), got {self.votes}.")
         if self.max_reply_tokens is not None and self.max_reply_tokens < 16:
             raise ConfigError(f"max_reply_tokens must be at least 16, got {self.max_reply_tokens}.")
 
@@ -220,6 +232,14 @@ class RLMConfig:
         if self.prompt_profile is not None:
             return self.prompt_profile
         return "small" if backend_of(self.backend).small else "default"
+
+    @property
+    def vote_count(self) -> int:
+        """How many roots answer a question and vote: ``votes``, else 3 for a small local model's
+        backend (whose server runs them in parallel slots, at no cost per token), else 1."""
+        if self.votes is not None:
+            return self.votes
+        return DEFAULT_VOTES if backend_of(self.backend).small else 1
 
     @property
     def reply_tokens(self) -> int:

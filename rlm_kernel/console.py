@@ -22,8 +22,9 @@ from .events import (
     RunWarning,
     StepFinished,
     StepStarted,
+    Voted,
 )
-from .view import RunState, step_line, totals_line
+from .view import RunState, step_line, totals_line, vote_line
 
 __all__ = ["ConsoleView"]
 
@@ -93,6 +94,8 @@ class ConsoleView:
             self._write(f"{pad}✔ answer ({event.source}): {event.content[:200]}\n")
         elif isinstance(event, AnswerDoubted):
             self._write(f"{pad}↩ answer sent back: {event.content[:200]} ({event.reason})\n")
+        elif isinstance(event, Voted):
+            self._write(f"{pad}🗳 {vote_line(event)}\n")
         elif isinstance(event, RunWarning):
             self._write(f"{pad}⚠ {event.text}\n")
         elif isinstance(event, RunEnded):

@@ -89,7 +89,15 @@ def new_run_id() -> str:
 class RunTree:
     """Shared by the root run and all its children: pool, budget, bus, LMs, cancel switch."""
 
-    def __init__(self, config: RLMConfig, bus: EventBus, runtime: Runtime | None = None) -> None:
+    def __init__(
+        self,
+        config: RLMConfig,
+        bus: EventBus,
+        runtime: Runtime | None = None,
+        *,
+        budget: Budget | None = None,
+    ) -> None:
+        """``budget``: one that other trees share (the roots of one vote), else the tree's own."""
         self.config = config
         self.bus = bus
         self.runtime = runtime or default_runtime()
@@ -97,7 +105,7 @@ class RunTree:
             secrets_of(config.backend_kwargs, config.sub_backend_kwargs, config.executor_kwargs)
         )
         bus.redact = self.redactor.event  # before the writer, the views and the budget see any event
-        self.budget = Budget(config.max_budget, config.max_tokens, config.max_timeout)
+        self.budget = budget or Budget(config.max_budget, config.max_tokens, config.max_timeout)
         deadline = None if config.max_timeout is None else self.budget.started + config.max_timeout
         # Cancelled, or out of time: what ends the tree's calls in flight and its running steps.
         self.stop = StopSignal(deadline, runtime=self.runtime)
@@ -162,6 +170,9 @@ class RunParts:
     subcalls: Subcalls
     lm: LMClient
     hints: queue.SimpleQueue[str] = field(default_factory=queue.SimpleQueue)
+    # The root's sampling (temperature, seed) for every turn: a sampled root of a vote's. None: the
+    # model's own settings.
+    sampling: dict[str, Any] | None = None
 
     def hint(self, text: str) -> None:
         """Guidance for the root's next turn, from any thread: the loop gives it to the run at its
@@ -182,10 +193,12 @@ def prepare(
     branch: Branch | None = None,
     follows: Followup | None = None,
     session: str | None = None,
+    sampling: dict[str, Any] | None = None,
 ) -> RunParts:
     """Build a run, bind the REPL names into its executor's namespace, and wire sub-calls. A
     ``branch`` continues a recorded run; its replayed steps' sub-calls are answered from it. A
-    session's question goes on from the conversation ``follows`` holds."""
+    session's question goes on from the conversation ``follows`` holds. ``sampling`` is the
+    root's own for every turn (a sampled root of a vote)."""
     run_id = run_id or new_run_id()
     executor = executor or LocalExecutor(tag=run_id)
     lm = tree.root_lm() if config.depth == 0 else tree.sub_lm()
@@ -236,7 +249,7 @@ def prepare(
         helpers or None,
         stop_when=tree.stop,
     )
-    return RunParts(run, tree, executor, subcalls, lm)
+    return RunParts(run, tree, executor, subcalls, lm, sampling=sampling)
 
 
 def _spawner(
@@ -289,7 +302,9 @@ async def ask_root(parts: RunParts, action: AskRoot) -> Completion:
         stop = (action.closing, *stop) if action.closing else stop
         on_token(prefill)
     budget = parts.tree.budget
-    sampled = {"sampling": action.sampling} if action.sampling else {}  # a regenerated proposal's
+    # A regenerated proposal's sampling, else the run's own (a sampled root of a vote).
+    sampling = action.sampling or parts.sampling
+    sampled = {"sampling": sampling} if sampling else {}
     call = parts.lm.complete(
         messages, on_token=on_token, max_tokens=action.max_tokens, stop=stop or None, **sampled
     )

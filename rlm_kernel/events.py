@@ -34,6 +34,7 @@ __all__ = [
     "Hint",
     "RunWarning",
     "RunEnded",
+    "Voted",
     "EventBus",
     "event_from_dict",
 ]
@@ -258,7 +259,8 @@ class RunWarning(Event):
     """Something a reader of the result should know that did not stop the run: an answer given
     without running code, an answer set by a step that raised, an answer what the code printed
     does not support (``unsupported``), a reply stopped in a loop, a sub-call's prompt over the
-    window asked in parts (``subcall_split``)."""
+    window asked in parts (``subcall_split``), roots of a vote that do not agree
+    (``low_confidence``)."""
 
     kind: ClassVar[str] = "warning"
     code: Literal[
@@ -272,6 +274,7 @@ class RunWarning(Event):
         "hint_unused",
         "compaction_failed",
         "subcall_split",
+        "low_confidence",
     ]
     text: str
 
@@ -285,6 +288,25 @@ class RunEnded(Event):
     elapsed_s: float
     # Why it ended, for front ends to read instead of the error's text.
     stop: Literal["answer", "max_iterations", "empty", "user", "interrupt", "budget", "error"] = "answer"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Voted(Event):
+    """Several roots answered the question at once (``votes``) and this run's answer stands for
+    them. Recorded, after its ``run_ended``, in the trajectory of the run whose answer won; each
+    root's own run is in a trajectory of its own, named by ``runs`` (the greedy root's first).
+    ``candidates``: each answer as its first root gave it, with ``count`` and the indexes of its
+    ``roots``, most given first. ``clear``: more than half of the roots gave ``answer``; when not,
+    a ``low_confidence`` warning follows."""
+
+    kind: ClassVar[str] = "voted"
+    answer: str | None
+    clear: bool
+    runs: list[str] = field(default_factory=list)
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+    input_tokens: int = 0  # of all the roots' LM calls together, children included
+    output_tokens: int = 0
+    cost: float | None = None
 
 
 _KINDS: dict[str, type[Event]] = {
@@ -307,6 +329,7 @@ _KINDS: dict[str, type[Event]] = {
         Hint,
         RunWarning,
         RunEnded,
+        Voted,
     )
 }
 

@@ -35,6 +35,7 @@ from .events import (
     SubcallFinished,
     SubcallStarted,
     ToolCalled,
+    Voted,
 )
 from .usage import Usage, is_lm_call, percent
 
@@ -55,6 +56,7 @@ __all__ = [
     "step_bits",
     "step_line",
     "totals_line",
+    "vote_line",
 ]
 
 RunStatus = Literal["running", "done", "error", "stopped"]
@@ -166,6 +168,7 @@ class RunState:
         self.streaming = ""  # root text of the turn in progress
         self.streamed_tokens = 0  # its pieces so far (a streamed piece is about a token)
         self.warnings: list[str] = []
+        self.vote: str | None = None  # several roots voted (``votes``): how they agreed
         self.sent_back: list[str] = []  # answers the run's check sent back to the root, and why
         self.last_reply = ""
         self.answer: str | None = None
@@ -244,6 +247,8 @@ class RunState:
             self._tool_called(event)
         elif isinstance(event, AnswerSet) and top:
             self.answer = event.content
+        elif isinstance(event, Voted) and top:
+            self.answer, self.vote = event.answer, vote_line(event)
         elif isinstance(event, RunEnded) and top:
             self.ended, self.error, self.elapsed = True, event.error, event.elapsed_s
             self.answer, self.stop, self.streaming = event.response, event.stop, ""
@@ -473,3 +478,12 @@ def totals_line(state: RunState) -> str:
         f"{total.calls} LM call(s){tools} · {total.input_tokens:,} in / {total.output_tokens:,} out tokens"
         f"{cached} · {cost}"
     )
+
+
+def vote_line(event: Voted) -> str:
+    """The roots' vote in one line: "vote: 2 of 3 roots agree · all roots: 1,204 in / 96 out tokens"."""
+    k = len(event.runs)
+    counts = [int(c.get("count", 0)) for c in event.candidates]
+    agree = f"{counts[0]} of {k} roots agree" if counts else f"none of {k} roots answered"
+    split = "" if event.clear else " (split: low confidence)"
+    return f"vote: {agree}{split} · all roots: {event.input_tokens:,} in / {event.output_tokens:,} out tokens"

@@ -87,6 +87,10 @@ class Request:
     stream: bool
     body: dict
     headers: dict[str, str]  # names lower-cased
+    # When the server received it and when it had answered (time.monotonic()), so a test can tell
+    # requests that overlapped from requests that came one after another.
+    received: float = field(default_factory=time.monotonic)
+    answered: float | None = None
 
     @property
     def system(self) -> str | None:
@@ -467,6 +471,7 @@ class ScriptedServer:
         with self._lock:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        request: Request | None = None
         try:
             try:
                 body = await http.json()
@@ -524,6 +529,8 @@ class ScriptedServer:
                 return web.json_response(self._openai_body(request, reply, usage), headers=reply.headers)
             return web.json_response(self._anthropic_body(request, reply, usage), headers=reply.headers)
         finally:
+            if request is not None:
+                request.answered = time.monotonic()
             with self._lock:
                 self.in_flight -= 1
 

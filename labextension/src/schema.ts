@@ -175,7 +175,7 @@ export interface HintEvent extends EventBase {
 
 export interface WarningEvent extends EventBase {
   kind: 'warning';
-  code: 'no_code' | 'unseen' | 'after_error' | 'unsupported' | 'repetition' | 'reply_cut' | 'replay_diverged' | 'hint_unused' | 'compaction_failed' | 'subcall_split';
+  code: 'no_code' | 'unseen' | 'after_error' | 'unsupported' | 'repetition' | 'reply_cut' | 'replay_diverged' | 'hint_unused' | 'compaction_failed' | 'subcall_split' | 'low_confidence';
   text: string;
 }
 
@@ -186,6 +186,17 @@ export interface RunEndedEvent extends EventBase {
   iterations: number;
   elapsed_s: number;
   stop: 'answer' | 'max_iterations' | 'empty' | 'user' | 'interrupt' | 'budget' | 'error';
+}
+
+export interface VotedEvent extends EventBase {
+  kind: 'voted';
+  answer: string | null;
+  clear: boolean;
+  runs: unknown[];
+  candidates: unknown[];
+  input_tokens: number;
+  output_tokens: number;
+  cost: number | null;
 }
 
 export type RLMEvent =
@@ -204,7 +215,8 @@ export type RLMEvent =
   | HumanEditEvent
   | HintEvent
   | WarningEvent
-  | RunEndedEvent;
+  | RunEndedEvent
+  | VotedEvent;
 
 export type EventKind = RLMEvent['kind'];
 
@@ -478,7 +490,7 @@ export const EVENT_FIELDS: Record<EventKind, Record<string, FieldSpec>> = {
     text: {"types": ["string"]}
   },
   warning: {
-    code: {"types": ["string"], "values": ["no_code", "unseen", "after_error", "unsupported", "repetition", "reply_cut", "replay_diverged", "hint_unused", "compaction_failed", "subcall_split"]},
+    code: {"types": ["string"], "values": ["no_code", "unseen", "after_error", "unsupported", "repetition", "reply_cut", "replay_diverged", "hint_unused", "compaction_failed", "subcall_split", "low_confidence"]},
     text: {"types": ["string"]}
   },
   run_ended: {
@@ -487,6 +499,15 @@ export const EVENT_FIELDS: Record<EventKind, Record<string, FieldSpec>> = {
     iterations: {"types": ["number"]},
     elapsed_s: {"types": ["number"]},
     stop: {"types": ["string"], "values": ["answer", "max_iterations", "empty", "user", "interrupt", "budget", "error"], "default": "answer"}
+  },
+  voted: {
+    answer: {"types": ["string", "null"]},
+    clear: {"types": ["boolean"]},
+    runs: {"types": ["array"], "default": []},
+    candidates: {"types": ["array"], "default": []},
+    input_tokens: {"types": ["number"], "default": 0},
+    output_tokens: {"types": ["number"], "default": 0},
+    cost: {"types": ["number", "null"], "default": null}
   }
 };
 

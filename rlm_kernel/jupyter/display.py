@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 
 from ..driver import Regenerate
-from ..events import Event
+from ..events import Event, RunStarted
 from ..risk import risk_of
 from ..trajectory import notebook_metadata
 from ..view import RunState
@@ -65,6 +65,9 @@ class WidgetView:
 
     def __call__(self, event: Event) -> None:
         with self._lock:
+            if isinstance(event, RunStarted) and event.parent_id is None and self.state.run_id is not None:
+                # Another run from its start: a vote's winning root, shown after the greedy one.
+                self.state, self.events = RunState(), []
             self.events.append(event)
             self.state.apply(event)
         self._throttle.poke()

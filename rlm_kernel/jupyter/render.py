@@ -127,8 +127,13 @@ def _header(state: RunState, *, warnings: bool = True) -> str:
         f"<div><b>RLM</b> · {models} · {status}</div>"
         f'<div style="color:{_MUTED}">{safe.text(totals_line(state))} · '
         f"{state.elapsed_s:.1f} s{writing}</div>"
+        f"{_vote(state)}"
         f"{_warnings(state) if warnings else ''}"
     )
+
+
+def _vote(state: RunState) -> str:
+    return f'<div style="color:{_MUTED}">🗳 {safe.text(state.vote)}</div>' if state.vote else ""
 
 
 def _warnings(state: RunState) -> str:
