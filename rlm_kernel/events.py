@@ -218,8 +218,9 @@ class HumanEdit(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class ProposalRejected(Event):
-    """The human asked for another proposal for a step that had not run (Regenerate): the reply
-    that proposed it is set aside, and the root is asked the same turn again."""
+    """A reply set aside before any of it ran, and the root asked the same turn again: by the human
+    (Regenerate), or by the engine, when the reply repeats failing code or pastes printed output
+    (a loop, with a ``repetition`` warning)."""
 
     kind: ClassVar[str] = "proposal_rejected"
     step: int
