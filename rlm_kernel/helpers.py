@@ -8,27 +8,26 @@ work whatever the context looks like. Two helpers carry that:
   (bm25s) for the query's content words, and prints the best few, each with where it is and the
   heading above it. A model that pastes the whole question still searches for its content words;
   a model that prints whole lines or documents sees its output cut, a passage never is.
-- ``table()`` reads ``context`` as rows whatever holds them (a list of dicts, a dict of dicts, CSV
-  or JSON text), numbers as numbers, so that counting code is the same for every container; the
-  rows answer ``where(field=value, ...)``, ``sum(field)`` and ``most_common(field)``, which a
-  small model writes more reliably than comprehensions.
+  What the question names (an identifier, a code such as ``S08``, a quoted phrase, a file's
+  name) outranks its common words, and rare words outrank common ones.
 - ``classify(items, labels)`` labels each item with a sub-call (few-shot, from examples the
   sub-model writes itself when none are given), for questions that count things by meaning.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import itertools
 import json
+import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["Helpers", "Rows", "search_text", "rows_of"]
+from .structured import csv_separator
+
+__all__ = ["Helpers", "search_text", "named_terms", "classify_items"]
 
 _STOP = frozenset(
     """a an the of to in on for at by with from and or is are was were be been being what which who
@@ -75,6 +74,7 @@ def _dump(value: Any) -> str:
 _TOKEN = re.compile(r"\w+")
 PASSAGE_CHARS = 300  # a long line is searched in windows of this size, half overlapping
 WEAKER = 0.6  # a hit scoring under this share of the best one is not shown
+RARE_SHARE = 0.002  # a word in at most this share of the passages is rare: it outranks common ones
 _SHOWN = 400  # characters of one hit shown at most
 
 
@@ -86,6 +86,21 @@ def _tokens(text: str) -> list[str]:
         if len(word) > 3 and word.endswith("s") and not word.endswith("ss") and not word.isdigit():
             word = word[:-1]
         out.append(word)
+    return out
+
+
+_COMPOUND = re.compile(r"[a-z][A-Z]|[A-Za-z0-9]_[A-Za-z0-9]")
+
+
+def _index_tokens(text: str) -> list[str]:
+    """A passage's words as the index keeps them: :func:`_tokens`, and the words of each
+    compound identifier too (``get_user_name``, ``getUserName``: ``user``, ``name``)."""
+    out = _tokens(text)
+    if not _COMPOUND.search(text):
+        return out
+    for word in _TOKEN.findall(text):
+        if _COMPOUND.search(word):
+            out += _tokens(" ".join(p for p in _PARTS.findall(word) if len(p) > 2))
     return out
 
 
@@ -126,20 +141,9 @@ def _passages(context: Any) -> list[_Passage]:
     return out
 
 
-_HEADER_FIELD = re.compile(r"[A-Za-z_][\w .-]{0,40}")
-
-
 def looks_like_csv(text: str) -> bool:
     """A header row of field names, then rows with as many separators."""
-    head = text[:4096].splitlines()[:6]
-    if len(head) < 3:
-        return False
-    for sep in (",", "\t", ";", "|"):
-        counts = {line.count(sep) for line in head[:-1]}  # the last line may be cut
-        if len(counts) == 1 and counts.pop() >= 1:
-            names = [field.strip().strip('"') for field in head[0].split(sep)]
-            return all(_HEADER_FIELD.fullmatch(name) for name in names)
-    return False
+    return csv_separator(text) is not None
 
 
 class _Index:
@@ -151,34 +155,155 @@ class _Index:
         self.passages = _passages(context)
         self.retriever = bm25s.BM25()
         # A passage's key (a file's path, a document's title) counts as its words too.
-        keys = {p.where.split(", ")[0] for p in self.passages}
+        keys = {_key(p) for p in self.passages}
         key_words = {k: _tokens(k[len("context") :]) for k in keys if k.startswith("context[")}
-        corpus = [_tokens(p.text) + key_words.get(p.where.split(", ")[0], []) or [""] for p in self.passages]
+        corpus = [_index_tokens(p.text) + key_words.get(_key(p), []) or [""] for p in self.passages]
         self.vocabulary = {t for tokens in corpus for t in tokens}
         self.retriever.index(corpus, show_progress=False)
 
     def scores(self, terms: list[str]) -> Any:
         return self.retriever.get_scores(terms)
 
+    def weighted(self, terms: list[str]) -> tuple[Any, Any]:
+        """Each passage's BM25 score, with each term's share weighted once more by its rarity (its
+        IDF), and how many of the rare terms (in at most ``RARE_SHARE`` of the passages, or two)
+        it holds."""
+        import numpy as np
+
+        total = len(self.passages)
+        rare_at_most = max(2, int(total * RARE_SHARE))
+        scores = np.zeros(total, dtype=np.float64)
+        rare = np.zeros(total, dtype=np.int32)
+        for term in terms:
+            part = self.retriever.get_scores([term])
+            held = part > 0
+            df = int(held.sum())  # the passages that hold it
+            scores += part * math.log(1 + (total - df + 0.5) / (df + 0.5))
+            if df <= rare_at_most:
+                rare += held
+        return scores, rare
+
+    def holding(self, pattern: re.Pattern[str], words: list[str]) -> set[int]:
+        """The passages (among those that score for its words) that hold a named term as it is
+        written: an identifier whole, a quoted phrase's words in order; a file's path counts."""
+        return {
+            int(i)
+            for i in self.retriever.get_scores(words).nonzero()[0]
+            if pattern.search(self.passages[i].text) or pattern.search(_key(self.passages[i]))
+        }
+
+
+def _key(p: _Passage) -> str:
+    return p.where.split(", ")[0]
+
+
+@dataclass(frozen=True)
+class _Named:
+    """A term the question names: an identifier, a code or a quoted phrase."""
+
+    text: str
+    pattern: re.Pattern[str]
+    tokens: tuple[str, ...]  # as the index keeps its words
+    parts: tuple[str, ...]  # an identifier's words (``IM_A_TEAPOT``: ``teapot``), for when it is not found
+
+    def in_index(self, vocabulary: set[str]) -> tuple[re.Pattern[str], list[str]] | None:
+        """How to find it in this index: as written, else by its words in order (``getUserName``
+        finds ``get_user_name``, ``IM_A_TEAPOT`` finds "I'm a teapot"); None when neither is there."""
+        if self.tokens and all(t in vocabulary for t in self.tokens):
+            return self.pattern, list(self.tokens)
+        words = [t for p in self.parts for t in _tokens(p)]
+        if self.parts and all(t in vocabulary for t in words):
+            between = r"[\W_]*(?:[a-z0-9]{1,2}[\W_]+)*"
+            return re.compile(between.join(re.escape(p) for p in self.parts), re.IGNORECASE), words
+        return None
+
+
+_QUOTED = re.compile(r""""([^"\n]{2,80})"|“([^”\n]{2,80})”|`([^`\n]{1,80})`|(?<!\w)'([^'\n]{2,80})'(?!\w)""")
+_PATH = re.compile(r"[\w-]+(?:[./][\w-]+)+")  # a dotted name, a path, a version
+_BARE = re.compile(r"\w+(?:-\w+)*")
+_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
+_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def _is_identifier(word: str, shouting: bool) -> bool:
+    """An identifier or a code, by its form: snake_case, CamelCase, UPPER_CASE, letters with
+    digits (``S08``, ``QX-4821``)."""
+    letters = re.sub(r"[^A-Za-z]", "", word)
+    if not letters:  # a bare number is a rare word at most: "the 300 files" names no file
+        return False
+    if re.search(r"\d", word) or "_" in word.strip("_") or _CAMEL.search(word):
+        return True
+    return not shouting and len(letters) >= 2 and word.isupper()
+
+
+def named_terms(query: str) -> list[_Named]:
+    """What a question names, as written: quoted phrases, dotted names and paths (``config.yaml``,
+    ``pkg/util.py``), identifiers and codes. The words around them are searched as usual."""
+    found: list[str] = []
+    rest = query
+    for m in _QUOTED.finditer(query):
+        found.append(next(g for g in m.groups() if g is not None).strip())
+        rest = rest.replace(m.group(0), " ")
+    for m in _PATH.finditer(rest):
+        word = m.group(0)
+        named = re.search(r"[A-Za-z]", word) and any(len(p) >= 2 for p in re.split(r"[./]", word))
+        if named or word.count(".") >= 2:  # not ``e.g``; a version such as ``2.4.1``
+            found.append(word)
+            rest = rest.replace(word, " ")
+    words = _BARE.findall(rest)
+    alphabetic = [w for w in words if w.isalpha()]
+    shouting = len(alphabetic) > 1 and sum(w.isupper() for w in alphabetic) * 2 > len(alphabetic)
+    found += [w for w in words if _is_identifier(w, shouting)]
+    out = []
+    for text in dict.fromkeys(t for t in found if t):
+        words_of = re.findall(r"\w+", text)
+        if not words_of:
+            continue
+        body = r"\W+".join(re.escape(w) for w in words_of) if not _PATH.fullmatch(text) else re.escape(text)
+        pattern = re.compile(rf"(?<!\w){body}(?!\w)", re.IGNORECASE)
+        parts = [p.lower() for w in words_of for p in _PARTS.findall(w)]
+        parts = [p for p in parts if len(p) > 2 and p not in _STOP]
+        out.append(_Named(text, pattern, tuple(dict.fromkeys(_tokens(text))), tuple(dict.fromkeys(parts))))
+    return out
+
 
 def search_text(context: Any, query: str, n: int = 3, index: _Index | None = None) -> str:
     """The report ``search`` prints: the ``n`` passages that BM25 ranks best for the query's
-    content words (none far weaker than the best), each with where it is and its heading."""
+    content words (none far weaker than the best), each with where it is and its heading.
+
+    What the question names (an identifier such as ``IM_A_TEAPOT`` or ``S08``, a quoted phrase, a
+    file's name) comes first: when some passage holds it as written, only passages that hold it
+    are shown, those holding most of the named terms first. Within that, rare words outrank common
+    ones (BM25 with each word's share weighted again by its rarity)."""
     terms = terms_of(query)
-    if not terms:
+    names = named_terms(query)
+    if not terms and not names:
         return "search() needs words to look for, such as search('archive room code')."
     index = index or _Index(context)
-    wanted = list(dict.fromkeys(t for term in terms for t in _tokens(term)))
+    wanted = list(dict.fromkeys(t for term in [*terms, *(m.text for m in names)] for t in _tokens(term)))
+    for name in names:  # an identifier not found whole is looked for by its words
+        if not all(t in index.vocabulary for t in name.tokens):
+            wanted += [t for p in name.parts for t in _tokens(p) if t not in wanted]
     found = [t for t in wanted if t in index.vocabulary]
     if not found or not index.passages:
-        return f"No match for {', '.join(repr(t) for t in terms)}. Try other words from the question."
-    scores = index.scores(found)
+        looked = ", ".join(repr(t) for t in terms or wanted)
+        return f"No match for {looked}. Try other words from the question."
+    scores, rare = index.weighted(found)
     hits = scores.nonzero()[0]
     matching = len({(index.passages[i].where, index.passages[i].start // PASSAGE_CHARS) for i in hits})
+    named: Counter[int] = Counter()
+    for name in names:
+        if (how := name.in_index(index.vocabulary)) is not None:
+            named.update(index.holding(*how))
+    if named:  # only passages that hold what the question names, most of it first
+        order = sorted(named, key=lambda i: (-named[i], -rare[i], -scores[i]))[: n * 4]
+        order = [i for i in order if named[i] == named[order[0]]]
+    else:  # those that hold most of its rare words, if it has any here; the best of them first
+        tier = hits[rare[hits] == rare.max()]
+        order = [int(i) for i in tier[scores[tier].argsort()[::-1]][: n * 4]]
     shown: list[_Passage] = []
-    order = scores.argsort()[::-1][: n * 4]
     for i in order:
-        if scores[i] <= 0 or len(shown) == n or scores[i] < WEAKER * scores[order[0]]:
+        if scores[i] <= 0 or len(shown) == n or (not named and scores[i] < WEAKER * scores[order[0]]):
             break  # the rest are counted, not shown: far weaker than the best
         p = index.passages[i]
         if not any(p.where == q.where and abs(p.start - q.start) < PASSAGE_CHARS for q in shown):
@@ -187,11 +312,12 @@ def search_text(context: Any, query: str, n: int = 3, index: _Index | None = Non
     head = f"search({query!r}): {many}" + (f"; the best {len(shown)}" if matching > len(shown) else "")
     missing = [t for t in wanted if t not in index.vocabulary]
     note = f" (no match for {', '.join(repr(t) for t in missing)})" if missing else ""
-    hits = [
-        f"[{k}] {p.where}{f', character {p.start:,}' if p.window else ''}:{_hit(p, found)}"
+    first = [t for name in names for t in name.tokens if t in found] + found
+    lines = [
+        f"[{k}] {p.where}{f', character {p.start:,}' if p.window else ''}:{_hit(p, first)}"
         for k, p in enumerate(shown, 1)
     ]
-    return "\n".join([head + note + ":", *hits])
+    return "\n".join([head + note + ":", *lines])
 
 
 def _hit(p: _Passage, found: list[str]) -> str:
@@ -206,81 +332,6 @@ def _hit(p: _Passage, found: list[str]) -> str:
         text = text[max(0, first - _SHOWN // 3) :][:_SHOWN]
     heading = " ".join(p.heading.split())[:120]
     return f" (under {heading!r}) {text}" if heading else f" {text}"
-
-
-def _number(value: str) -> Any:
-    text = value.strip()
-    if re.fullmatch(r"[-+]?\d+", text):
-        return int(text)
-    if re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+)(e[-+]?\d+)?", text, re.IGNORECASE):
-        return float(text)
-    return value
-
-
-_COMPARE = re.compile(r"^\s*(>=|<=|>|<|!=)\s*(-?\d+(?:\.\d+)?)\s*$")
-_DATE_PREFIX = re.compile(r"^[\d][\d:/ T-]*$")
-
-
-def _matches(value: Any, wanted: Any) -> bool:
-    """Whether a field's value meets a condition of ``where``: equal (strings without case), a
-    date or time that starts with the given one (``"2024-03"``), or ``">4"``, ``"<=10"``, ``"!=0"``."""
-    if isinstance(wanted, str):
-        m = _COMPARE.match(wanted)
-        if m and isinstance(value, (int, float)) and not isinstance(value, bool):
-            op, limit = m.group(1), float(m.group(2))
-            return {">": value > limit, "<": value < limit, ">=": value >= limit, "<=": value <= limit,
-                    "!=": value != limit}[op]  # fmt: skip
-        if isinstance(value, str):
-            if value.casefold() == wanted.casefold():
-                return True
-            return bool(_DATE_PREFIX.match(wanted)) and value.startswith(wanted)
-        return str(value) == wanted
-    return value == wanted
-
-
-class Rows(list):
-    """Rows as dicts, with the questions people ask of them: ``where``, ``sum``, ``most_common``."""
-
-    def where(self, **conditions: Any) -> Rows:
-        """The rows whose fields meet every condition: ``rows.where(city="Graz", rating=">4")``."""
-        return Rows(r for r in self if all(_matches(r.get(k), v) for k, v in conditions.items()))
-
-    def sum(self, field: str) -> float:
-        """The total of a field over these rows (rounded to the cent)."""
-        return round(sum(float(r[field]) for r in self if isinstance(r.get(field), (int, float))), 2)
-
-    def most_common(self, field: str) -> Any:
-        """The value of ``field`` that the most rows have."""
-        counts = Counter(r.get(field) for r in self)
-        return counts.most_common(1)[0][0] if counts else None
-
-
-def rows_of(data: Any) -> Rows:
-    """``data`` as a list of dicts, numbers as numbers. Raises TypeError when it holds no rows."""
-    if isinstance(data, str):
-        text = data.strip()
-        if text[:1] in "[{":
-            try:
-                return rows_of(json.loads(text))
-            except json.JSONDecodeError:
-                pass
-        sample = text[:4096]
-        try:
-            dialect = csv.Sniffer().sniff(sample, delimiters=",;\t|")
-        except csv.Error:
-            raise TypeError("table() found no rows in this text: it reads CSV or JSON text.") from None
-        reader = csv.DictReader(io.StringIO(text), dialect=dialect)
-        return Rows({k: _number(v) if isinstance(v, str) else v for k, v in row.items()} for row in reader)
-    if isinstance(data, Mapping):
-        values = list(data.values())
-        if values and all(isinstance(v, Mapping) for v in values):
-            return Rows({"key": k, **v} for k, v in data.items())
-        raise TypeError("table() reads a dict whose values are dicts (records); this one's are not.")
-    if isinstance(data, (list, tuple)) and all(isinstance(v, Mapping) for v in data):
-        return Rows(dict(v) for v in data)
-    raise TypeError(
-        f"table() reads a list of dicts, a dict of dicts, CSV or JSON text; got {type(data).__name__}."
-    )
 
 
 class _Asker(Protocol):
@@ -376,12 +427,8 @@ class Helpers:
             self._index = _Index(self._context)
         print(search_text(self._context, str(query), n=n, index=self._index))
 
-    def table(self, data: Any = None) -> Rows:
-        """``context`` (or ``data``) as rows (dicts): of a CSV or JSON text, a list or a dict."""
-        return rows_of(self._context if data is None else data)
-
     def bound(self) -> dict[str, Callable[..., Any]]:
-        names = {"search": self.search, "table": self.table}
+        names: dict[str, Callable[..., Any]] = {"search": self.search}
         if self._asker is not None:
             names["classify"] = self.classify
         return names

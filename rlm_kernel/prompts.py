@@ -24,6 +24,7 @@ from typing import Any
 from .errors import one_line
 from .images import describe_images
 from .lm.base import Message
+from .structured import describe_structured, files_metadata, frames_metadata, json_metadata, table_metadata
 from .tools import Tool
 from .worked import example_turns, reply_start, reply_starts, shape_of
 
@@ -135,16 +136,20 @@ def _metadata(context: Any) -> dict[str, Any]:
         meta["length"] = len(context)
         meta["lines"] = context.count("\n") + 1
         meta["preview"] = context[:PREVIEW_CHARS]
-        return meta
+        return {**meta, **(table_metadata(context) or json_metadata(context) or {})}
     if isinstance(context, Mapping):
         keys = list(itertools.islice(context.keys(), ITEM_LENGTHS_SHOWN))
         meta["items"] = len(context)
         meta["keys"] = [str(k)[:60] for k in keys]
         meta["item_lengths"] = [_length(context[k]) for k in keys]
+        meta.update(frames_metadata(context) or files_metadata(context) or table_metadata(context) or {})
     elif isinstance(context, Sequence) and not isinstance(context, (bytes, bytearray)):
         meta["items"] = len(context)
-        meta["item_lengths"] = [_length(item) for item in context[:ITEM_LENGTHS_SHOWN]]
-        meta["item_types"] = sorted({type(item).__name__ for item in context[:ITEM_LENGTHS_SHOWN]})
+        meta["item_lengths"] = [_length(item) for item in itertools.islice(context, ITEM_LENGTHS_SHOWN)]
+        meta["item_types"] = sorted(
+            {type(item).__name__ for item in itertools.islice(context, ITEM_LENGTHS_SHOWN)}
+        )
+        meta.update(table_metadata(context) or {})
     else:
         length = _length(context)
         if length is not None:
@@ -192,6 +197,12 @@ def describe_context(meta: Mapping[str, Any]) -> str:
     """The metadata as a few lines for the root's first turn."""
     if meta.get("shape") in ("frame", "array") and "dims" in meta:
         return _describe_array(meta)
+    if "dims" in meta or "frames" in meta or "files" in meta or meta.get("format") == "json":
+        text = describe_structured(meta)
+        if text is not None and "parsed_keys" in meta:  # JSON that is no table: its start too
+            return f"{text}\nIt begins: {meta['preview']!r}"
+        if text is not None:
+            return text
     parts = [f"type {meta['type']}"]
     if "length" in meta:
         parts.append(
@@ -216,6 +227,8 @@ def describe_context(meta: Mapping[str, Any]) -> str:
         more = " ..." if meta.get("items", 0) > len(meta["item_lengths"]) else ""
         lines.append(f"Lengths of the first items: {meta['item_lengths']}{more}")
     lines.append(f"It begins: {meta['preview']!r}")
+    if meta.get("load"):  # rows, without pandas: the lines that read them
+        lines.append(f"Read its rows with:\n{meta['load']}")
     return "\n".join(lines)
 
 
@@ -254,10 +267,10 @@ You are working on one sub-task for another model; answer it directly and briefl
 
 _SMALL_SYSTEM = """\
 You answer questions about data stored in the Python variable `context`. You cannot read it \
-directly. Reply with Python code in a ```repl block; you will see what it prints. \
-`search("words")` prints the passages of `context` that hold those words. `table()` returns \
-its rows as a list of dicts. `classify(items, labels)` labels each item by its meaning. When you \
-know the answer, reply with code that sets answer["content"] and answer["ready"] = True."""
+directly. Reply with Python code in a ```repl block; you will see what it prints. Load rows and \
+tables with pandas, as the description of `context` shows. `search("words")` prints the passages \
+of `context` that hold those words. `classify(items, labels)` labels each item by its meaning. When \
+you know the answer, reply with code that sets answer["content"] and answer["ready"] = True."""
 
 
 def system_prompt(

@@ -4,7 +4,9 @@ Small models copy the form of the example they are shown (``shared/REFERENCE.md`
 model printed whole lines because its example did, and invented an answer when the needle was cut
 off). So the example is chosen to match the real context's shape, and its code is code that works
 on any context of that shape: ``search(...)`` for text (one long line, many lines, documents,
-records with text in them) and ``table()`` for rows (a list or dict of flat records, CSV text).
+records with text in them) and pandas for rows (a DataFrame, a list or dict of flat records, CSV
+or JSON text; without pandas, the standard library), loaded by the same lines the context's
+description gives (:mod:`rlm_kernel.structured`).
 The example's outputs are made by the real helpers on a made-up context, so they always look
 exactly like what the model will see. None of it is drawn from the evaluation's tasks.
 """
@@ -19,12 +21,13 @@ from functools import cache, lru_cache
 from itertools import islice
 from typing import Any
 
-from .helpers import looks_like_csv, rows_of, search_text
+from .helpers import looks_like_csv, search_text
 from .lm.base import Message
+from .structured import LOADS, ROW_LOADS
 
 __all__ = ["SHAPES", "shape_of", "example_turns", "reply_start", "reply_starts", "two_hops"]
 
-SHAPES = ("text", "lines", "documents", "table", "frame", "array", "other")
+SHAPES = ("text", "lines", "documents", "table", "frame", "frames", "array", "other")
 _SHORT = 120  # a field longer than this is text to search, not a value to count
 
 
@@ -37,7 +40,7 @@ def _flat(item: Any) -> bool:
 def shape_of(context: Any) -> str:
     """What the context looks like to code: ``text`` (a long string with few line breaks),
     ``lines``, ``documents`` (items holding text), ``table`` (flat records), ``frame`` (a pandas
-    DataFrame), ``array`` (a Series or an array), or ``other``."""
+    DataFrame), ``frames`` (a dict of them), ``array`` (a Series or an array), or ``other``."""
     if hasattr(context, "columns") and hasattr(context, "dtypes") and hasattr(context, "iloc"):
         return "frame"
     if hasattr(context, "dtype") and hasattr(context, "shape") and hasattr(context, "__len__"):
@@ -65,6 +68,8 @@ def shape_of(context: Any) -> str:
         return "other"
     if values and all(_flat(v) for v in values):
         return "table"
+    if values and isinstance(context, Mapping) and all(shape_of(v) == "frame" for v in values):
+        return "frames"
     return "documents" if values else "other"
 
 
@@ -82,20 +87,8 @@ _FILLER = [
     "Delays of the ferry are posted at the pier office.",
 ]
 # Questions about rows, each with the code that answers it: the usual kinds of counting question.
-_TABLE_EXAMPLES = [
-    (
-        "What is the total revenue of the shops in Graz?",
-        'rows = table()\nn = rows.where(city="Graz").sum("revenue")\nprint(n)',
-    ),
-    ("How many shops opened in May 2021?", 'rows = table()\nn = len(rows.where(opened="2021-05"))\nprint(n)'),
-    ("Which city has the most shops?", 'rows = table()\nn = rows.most_common("city")\nprint(n)'),
-    (
-        "How many cafes in Porto are open?",
-        'rows = table()\nn = len(rows.where(city="Porto", kind="cafe", status="open"))\nprint(n)',
-    ),
-    ("How many shops are closed?", 'rows = table()\nn = len(rows.where(status="closed"))\nprint(n)'),
-]
-# The same questions of a DataFrame, in pandas, and of an array or Series, in numpy.
+# Of a DataFrame, in pandas; of rows loaded as a DataFrame `df`, the same after the lines that load
+# them; without pandas, of a list of dicts `rows`, in plain Python.
 _FRAME_EXAMPLES = [
     ("How many shops are closed?", 'df = context\nn = int((df["status"] == "closed").sum())\nprint(n)'),
     (
@@ -123,6 +116,47 @@ _FRAME_EXAMPLES = [
     (
         "What is the average revenue of the bookshops, rounded to one decimal?",
         'df = context\nn = round(float(df.loc[df["kind"] == "bookshop", "revenue"].mean()), 1)\nprint(n)',
+    ),
+]
+# Rows loaded from records or text: five short questions, so that the prompt stays short (each
+# example repeats the description). Their dates are strings, which pandas reads.
+_TABLE_EXAMPLES = [
+    (
+        "What is the total revenue of the shops in Graz, to the cent?",
+        'n = round(float(df.loc[df["city"] == "Graz", "revenue"].sum()), 2)\nprint(n)',
+    ),
+    (
+        "How many shops opened in May 2021?",
+        'opened = pd.to_datetime(df["opened"])\nmask = (opened.dt.year == 2021) & (opened.dt.month == 5)\n'
+        "n = int(mask.sum())\nprint(n)",
+    ),
+    ("Which city has the most shops?", 'n = df["city"].value_counts().idxmax()\nprint(n)'),
+    (
+        "How many cafes in Porto are open?",
+        'mask = (df["city"] == "Porto") & (df["kind"] == "cafe") & (df["status"] == "open")\n'
+        "n = int(mask.sum())\nprint(n)",
+    ),
+    ("How many shops are closed?", 'n = int((df["status"] == "closed").sum())\nprint(n)'),
+]
+_ROWS_EXAMPLES = [
+    ("How many shops are closed?", 'n = sum(1 for r in rows if r["status"] == "closed")\nprint(n)'),
+    (
+        "What is the total revenue of the shops in Graz, to the cent?",
+        'n = round(sum(float(r["revenue"]) for r in rows if r["city"] == "Graz"), 2)\nprint(n)',
+    ),
+    (
+        "Which city has the most shops?",
+        "from collections import Counter\n"
+        'n = Counter(r["city"] for r in rows).most_common(1)[0][0]\nprint(n)',
+    ),
+    (
+        "How many cafes in Porto are open?",
+        'n = sum(1 for r in rows if r["city"] == "Porto" and r["kind"] == "cafe" and r["status"] == "open")\n'
+        "print(n)",
+    ),
+    (
+        "How many shops opened in May 2021?",
+        'n = sum(1 for r in rows if str(r["opened"]).startswith("2021-05"))\nprint(n)',
     ),
 ]
 _ARRAY_EXAMPLES = [
@@ -186,7 +220,7 @@ def _context(shape: str) -> Any:
         docs = [" ".join(_sentences(12, None)) for _ in range(40)]
         docs[23] = " ".join(_sentences(12, 7))
         return docs
-    if shape == "table":
+    if shape in ("table", "list"):
         cities, kinds = ["Lyon", "Porto", "Graz", "Turku"], ["bakery", "cafe", "bookshop"]
         states = ["open", "open", "closed", "moved"]
         return [
@@ -222,6 +256,17 @@ def _context(shape: str) -> Any:
         rows = _context("table")
         lines = [",".join(rows[0])] + [",".join(str(v) for v in row.values()) for row in rows]
         return "\n".join(lines)
+    if shape == "json":
+        return json.dumps(_context("table"))
+    if shape == "dict":
+        return {f"shop-{row['id']}": {k: v for k, v in row.items() if k != "id"} for row in _context("table")}
+    if shape == "frames":
+        import pandas as pd
+
+        cities = pd.DataFrame(
+            {"city": ["Lyon", "Porto", "Graz", "Turku"], "country": ["FR", "PT", "AT", "FI"]}
+        )
+        return {"shops": _context("frame"), "cities": cities}
     sentences = _sentences(700, 391)
     return "\n".join(sentences) if shape == "lines" else " ".join(sentences)
 
@@ -273,21 +318,31 @@ def _closest_last(examples: list[tuple[str, str]], question: str | None) -> list
     return sorted(examples, key=lambda e: len(_words(e[0]) & words) / len(_words(e[0]) | words))
 
 
+def _table_turns(shape: str, question: str, code: str) -> list[Message]:
+    """One question about rows: the code that answers it, its true output, the answer."""
+    namespace: dict[str, Any] = {"context": _context(shape)}
+    exec(code.replace("print(n)", ""), namespace)  # noqa: S102 - our own code, run for its true output
+    return [_user(shape, question), _code(code), _output(1, str(namespace["n"])), _code(_ANSWER)]
+
+
 @lru_cache(maxsize=64)
 def _turns(shape: str, question: str | None = None) -> tuple[tuple[str, str], ...]:
-    if shape in ("frame", "array"):
-        turns = []
-        examples = _FRAME_EXAMPLES if shape == "frame" else _ARRAY_EXAMPLES
+    turns: list[Message] = []
+    if shape in ("frame", "array", "frames"):
+        examples = _ARRAY_EXAMPLES if shape == "array" else _FRAME_EXAMPLES
         for question_, code in _closest_last(examples, question):
-            namespace: dict[str, Any] = {"context": _context(shape)}
-            exec(code.replace("print(n)", ""), namespace)  # noqa: S102 - our own code, run for its true output
-            turns += [_user(shape, question_), _code(code), _output(1, str(namespace["n"])), _code(_ANSWER)]
-    elif shape in ("table", "csv"):
-        turns = []
+            if shape == "frames":
+                code = code.replace("df = context\n", 'df = context["shops"]\n')
+            turns += _table_turns(shape, question_, code)
+    elif shape.startswith("rows-"):  # rows without pandas: a list of dicts
+        kind = shape.removeprefix("rows-")
+        load = ROW_LOADS[kind].format(sep="")
+        for question_, code in _closest_last(_ROWS_EXAMPLES, question):
+            turns += _table_turns(kind, question_, f"{load}\n{code}")
+    elif shape in LOADS:  # rows: a list or dict of records, CSV or JSON text
+        load = LOADS[shape].format(sep="")
         for question_, code in _closest_last(_TABLE_EXAMPLES, question):
-            namespace = {"table": lambda: rows_of(_context(shape))}
-            exec(code.replace("print(n)", ""), namespace)  # noqa: S102 - our own code, run for its true output
-            turns += [_user(shape, question_), _code(code), _output(1, str(namespace["n"])), _code(_ANSWER)]
+            turns += _table_turns(shape, question_, f"{load}\n{code}")
     elif shape == "messages":
         lines = _context("messages").splitlines()
         counts = Counter(_MESSAGES[(i * i + i // 3) % 6][0] for i in range(len(lines)))
@@ -321,10 +376,27 @@ def _turns(shape: str, question: str | None = None) -> tuple[tuple[str, str], ..
     return tuple((m["role"], m["content"]) for m in turns)
 
 
+def _rows_kind(meta: Mapping[str, Any]) -> str:
+    """Where rows are: a ``list`` or ``dict`` of records, ``csv`` or ``json`` text."""
+    if meta.get("type") == "str":
+        return "json" if meta.get("format") == "json" else "csv"
+    return "dict" if "dict" in str(meta.get("type", "")).lower() else "list"
+
+
+def _has_pandas() -> bool:
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def _example_shape(meta: Mapping[str, Any], question: str | None) -> str:
     shape = meta.get("shape", "text")
-    if shape == "table" and meta.get("type") == "str":
-        return "csv"
+    if shape == "table":  # pandas, as the description loads them, unless it said otherwise
+        kind = _rows_kind(meta)
+        pandas = "pd." in meta["load"] if "load" in meta else _has_pandas()
+        return kind if pandas else f"rows-{kind}"
     if shape in ("lines", "text", "documents") and question and _LABELLED.search(question):
         return "messages"  # a question that counts items by a label the data does not show
     if shape in ("lines", "text", "documents") and two_hops(question):
@@ -343,8 +415,11 @@ def reply_start(meta: Mapping[str, Any], question: str | None = None) -> tuple[s
     for mark, closing in (("# Two steps: find", None), ('search("', '")'), ("classify(items,", None)):
         if mark in first:  # under a plan of two hops, the plan is the model's own to write
             return first[: first.index(mark) + len(mark)], closing
-    if "table()" in first:
-        return first[: first.index("table()") + len("table()\n")], None
+    if "\ndf = context[" in first:  # which of the frames is the model's to say
+        return first[: first.index("\ndf = context[") + len("\ndf = context[")], None
+    for mark in ("\ndf = ", "\nrows = "):  # rows: the lines that load them, as the description gave
+        if mark in first:
+            return first[: first.index("\n", first.index(mark) + 1) + 1], None
     return first[: first.index("\n", first.index("```repl\n") + 8) + 1], None  # its first line
 
 
@@ -366,5 +441,6 @@ def example_turns(meta: Mapping[str, Any], question: str | None = None) -> list[
     """The worked example for a context with this metadata (its shape, and for rows whether they
     come as text) and this question, as alternating user and assistant turns."""
     shape = _example_shape(meta, question)
-    turns = _turns(shape, question if shape in ("table", "csv", "frame", "array") else None)
+    by_question = shape in ("frame", "frames", "array", *LOADS) or shape.startswith("rows-")
+    turns = _turns(shape, question if by_question else None)
     return [{"role": role, "content": content} for role, content in turns]  # type: ignore[typeddict-item]

@@ -1,5 +1,5 @@
-"""The REPL helpers of the small profile (search, table, classify's parsing), its worked
-examples, the streaming repetition guard and the reply parser's open last fence."""
+"""The REPL helpers of the small profile (search, classify's parsing), its worked examples,
+the streaming repetition guard and the reply parser's open last fence."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from rlm_kernel.helpers import Helpers, Rows, _label_of, rows_of, search_text, terms_of
+from rlm_kernel.helpers import Helpers, _label_of, named_terms, search_text, terms_of
 from rlm_kernel.lm.base import RepetitionGuard
 from rlm_kernel.prompts import context_metadata, opening_messages
 from rlm_kernel.protocol import code_blocks, find_final
@@ -95,35 +95,6 @@ def test_search_says_when_nothing_matches() -> None:
     assert "needs words to look for" in search_text(HAY, " ?! ")
 
 
-def test_table_reads_rows_from_any_container() -> None:
-    rows = [{"id": 1, "city": "Lyon", "n": 2.5}, {"id": 2, "city": "Graz", "n": 4}]
-    csv_text = "id,city,n\n1,Lyon,2.5\n2,Graz,4\n"
-    assert rows_of(rows) == rows_of(csv_text) == rows_of(json.dumps(rows)) == rows
-    assert rows_of({"a": {"x": 1}, "b": {"x": 2}}) == [{"key": "a", "x": 1}, {"key": "b", "x": 2}]
-    assert isinstance(rows_of(csv_text), Rows)
-    with pytest.raises(TypeError, match="table\\(\\) reads a list of dicts"):
-        rows_of(42)
-    with pytest.raises(TypeError, match="found no rows"):
-        rows_of("just a sentence")
-
-
-def test_rows_answer_the_usual_questions() -> None:
-    rows = Rows(
-        [
-            {"city": "Lyon", "state": "Closed", "amount": 10.25, "day": "2024-03-02"},
-            {"city": "Lyon", "state": "open", "amount": 5, "day": "2024-03-19"},
-            {"city": "Graz", "state": "open", "amount": 1.5, "day": "2024-04-01"},
-        ]
-    )
-    assert len(rows.where(state="closed")) == 1  # strings compare without case
-    assert len(rows.where(city="Lyon", state="open")) == 1
-    assert len(rows.where(day="2024-03")) == 2  # a date matches by its beginning
-    assert len(rows.where(city="Ly")) == 0  # other strings do not
-    assert len(rows.where(amount=">5")) == 1 and len(rows.where(amount="<=5")) == 2
-    assert rows.where(city="Lyon").sum("amount") == 15.25
-    assert rows.most_common("city") == "Lyon"
-
-
 def test_classify_reads_the_label_a_reply_names() -> None:
     labels = ["numeric value", "human being", "description and abstract concept"]
     assert _label_of("numeric value", labels) == "numeric value"
@@ -135,7 +106,7 @@ def test_classify_reads_the_label_a_reply_names() -> None:
 def test_classify_needs_sub_calls_and_a_list() -> None:
     with pytest.raises(RuntimeError, match="needs sub-calls"):
         Helpers("x").classify(["a"], ["l"])
-    assert set(Helpers("x").bound()) == {"search", "table"}
+    assert set(Helpers("x").bound()) == {"search"}  # no home-made table API: pandas does rows
 
 
 class _NoAsker:
@@ -178,8 +149,16 @@ def test_shapes(context: object, shape: str) -> None:
         ({"shape": "text"}, "Who is it?", "search("),
         ({"shape": "lines"}, "Who is it?", "search("),
         ({"shape": "documents"}, "Who is it?", "search("),
-        ({"shape": "table", "type": "list"}, "How many are open?", "rows = table()"),
-        ({"shape": "table", "type": "str"}, "How many are open?", "rows = table()"),
+        (
+            {"shape": "table", "type": "list"},
+            "How many are open?",
+            "import pandas as pd\ndf = pd.DataFrame(context)",
+        ),
+        (
+            {"shape": "table", "type": "str"},
+            "How many are open?",
+            "import io\nimport pandas as pd\ndf = pd.read_csv(",
+        ),
         ({"shape": "lines"}, "How many should be labelled 'x'?", "from collections import Counter"),
     ],
 )
@@ -197,7 +176,9 @@ def test_the_examples_show_what_the_helpers_really_print() -> None:
         assert turns[2]["content"] == "Output of step 1:\n" + search_text(_context(shape), eval(code))
         assert "pier 14" in turns[2]["content"]
     csv_turns = example_turns({"shape": "table", "type": "str"}, "q")
-    assert "type str" in csv_turns[0]["content"] and context_metadata(_context("csv"))["shape"] == "table"
+    assert (
+        "holds CSV text" in csv_turns[0]["content"] and context_metadata(_context("csv"))["shape"] == "table"
+    )
 
 
 def test_the_table_example_closest_to_the_question_comes_last() -> None:
@@ -262,3 +243,81 @@ def test_the_worked_example_suits_the_question() -> None:
     assert "classify(items, " in example_turns(meta, by_meaning)[1]["content"]
     assert reply_starts(meta, by_meaning)[1][0].endswith("classify(items,")  # no bare space
     assert reply_start(meta, "Where is the archive?")[0].endswith('search("')
+
+
+# -- search finds what the question names ---------------------------------------------------------
+
+_COMMON = [
+    "Which status code? The status code of a reply is a status code number.",
+    "A status code is the code of the status line.",
+    "Status code classes: each status code belongs to one code class.",
+]
+_FILLER = [f"Entry {i}: the cache keeps a copy of each page for later." for i in range(60)]
+
+
+def _members(name: str) -> str:
+    """One long line of enum members, the named one in its middle."""
+    first = ", ".join(f"NAME_{i} = {300 + i}" for i in range(20))
+    return f"HTTPStatus members: {first}, {name} = 418, " + ", ".join(
+        f"OTHER_{i} = {500 + i}" for i in range(10)
+    )
+
+
+def test_an_identifier_outranks_lines_full_of_the_questions_common_words() -> None:
+    text = "\n".join(_FILLER[:20] + _COMMON + _FILLER[20:40] + [_members("IM_A_TEAPOT")] + _FILLER[40:])
+    out = search_text(text, "which status code is IM_A_TEAPOT?").splitlines()
+    assert "IM_A_TEAPOT = 418" in out[1]
+    assert len(out) == 2  # only the passage that holds what the question names
+    assert out[0].startswith("search('which status code is IM_A_TEAPOT?'): 5 passages match; the best 1")
+
+
+def test_an_identifier_not_written_whole_is_found_by_its_words() -> None:
+    text = "\n".join([*_COMMON, _members("I'm a teapot"), *_FILLER])
+    assert "I'm a teapot = 418" in search_text(text, "which status code is IM_A_TEAPOT?").splitlines()[1]
+    code = "def get_user_name():\n    return 'x'\nuser = 1\nname = 2\n"
+    assert search_text(code, "what does getUserName return?").splitlines()[1].endswith("def get_user_name():")
+
+
+def test_a_code_of_letters_and_digits_and_a_quoted_phrase_come_first() -> None:
+    rows = [f"Shelf S{i:02d}: see the list in the back room, box {i}." for i in range(1, 30)]
+    rows += [f"Winter stock: the shop keeps its winter stock on the stock shelf {i}." for i in range(5)]
+    rows += [f"Delivery {i} came on time." for i in range(40)]
+    out = search_text("\n".join(rows), "Which winter stock does the shop keep on shelf S08?").splitlines()
+    assert out[1:] == ["[1] context, line 8: Shelf S08: see the list in the back room, box 8."]
+    text = "\n".join(["late fees are charged for late books", "a late return costs 30 crowns", *_FILLER])
+    assert (
+        search_text(text, 'What does a "late return" cost? late fees?').splitlines()[1].endswith("30 crowns")
+    )
+
+
+def test_a_file_named_in_the_question_is_searched_by_its_path() -> None:
+    files = {
+        "app/main.py": "import config\nport = config.port\nprint('the port is', port)\n",
+        "app/config.yaml": "port: 8080\nhost: example.org\n",
+        "docs/setup.md": "Set the port in the config file.\nThe port must be free.\n",
+    }
+    out = search_text(files, "Which port does config.yaml set?").splitlines()
+    assert out[1] == "[1] context['app/config.yaml'], line 1: port: 8080"
+    assert all("app/config.yaml" in line for line in out[1:])
+
+
+def test_a_rare_word_outranks_several_common_ones() -> None:
+    lines = [f"Ferry office: ferry {i}, ferry timetable." for i in range(8)]
+    lines += [f"Note {i}: bring a coat." for i in range(100)]
+    lines.insert(
+        60, "Passengers of the hydrofoil board at the eastern quay, after the ticket check at gate three."
+    )
+    out = search_text("\n".join(lines), "Where does the hydrofoil ferry leave from the ferry office?")
+    assert "hydrofoil" in out.splitlines()[1]
+
+
+def test_named_terms_are_what_the_question_writes_as_a_name() -> None:
+    names = [
+        n.text
+        for n in named_terms('Is "late return" in pkg/util.py, S08, QX-4821 or getUserName, e.g. v2.4.1?')
+    ]
+    assert names == ["late return", "pkg/util.py", "v2.4.1", "S08", "QX-4821", "getUserName"]
+    named = named_terms("What is the HTTP_PORT of the TCP server in 2021?")
+    assert [n.text for n in named] == ["HTTP_PORT", "TCP"]  # a bare number is only a rare word
+    assert named_terms("WHERE IS THE BOATHOUSE KEY?") == []  # a question in capitals names nothing by them
+    assert named_terms("Which city has the most shops, e.g. by count?") == []

@@ -1,14 +1,22 @@
-"""The context's preview costs what the preview shows, not what the context holds."""
+"""What the root is told of its context: a preview that costs what it shows, not what the context
+holds; a structured context as what it is, with the lines that load it."""
 
 from __future__ import annotations
 
+import json
 import tracemalloc
 from collections import OrderedDict
 from typing import Any
 
 import pytest
 
-from rlm_kernel.prompts import PREVIEW_CHARS, context_metadata, describe_context
+from rlm_kernel.prompts import (
+    PREVIEW_CHARS,
+    context_metadata,
+    describe_context,
+    opening_messages,
+    system_prompt,
+)
 
 
 class Counted:
@@ -88,3 +96,134 @@ def test_a_list_that_holds_itself_is_shown_as_repr_shows_it() -> None:
     loop: list[Any] = [1]
     loop.append(loop)
     assert context_metadata(loop)["preview"] == repr(loop) == "[1, [...]]"
+
+
+# -- a structured context shown as what it is, in the library that fits it --------------------
+
+RECORDS = [
+    {"id": i, "city": ["Lyon", "Graz", "Turku"][i % 3], "beds": i % 5, "price": 40.5 + i} for i in range(30)
+]
+
+
+def _run_load(meta: dict, context: Any) -> dict:
+    """Run the lines the description gives, as the root would, and return what they made."""
+    namespace: dict[str, Any] = {"context": context}
+    exec(meta["load"], namespace)
+    return namespace
+
+
+def test_a_dataframe_is_shown_with_its_dtypes_and_first_rows() -> None:
+    pd = pytest.importorskip("pandas")
+    text = describe_context(context_metadata(pd.DataFrame(RECORDS)))
+    assert text.startswith("The variable `context` holds a DataFrame of shape (30 x 4).")
+    assert "id (int64), city (" in text and "price (float64)" in text
+    assert "2   2  Turku     2   42.5" in text  # head()
+
+
+def test_a_list_of_dicts_comes_with_the_line_that_makes_it_a_dataframe() -> None:
+    pd = pytest.importorskip("pandas")
+    meta = context_metadata(RECORDS)
+    text = describe_context(meta)
+    assert text.splitlines()[:3] == [
+        "The variable `context` holds a list of 30 dicts (records). Load it with:",
+        "import pandas as pd",
+        "df = pd.DataFrame(context)",
+    ]
+    assert "df is a pandas DataFrame of shape (30 x 4). Columns and dtypes: id (int64)" in text
+    assert "First rows (df.head(3)):" in text and "Graz" in text
+    df = _run_load(meta, RECORDS)["df"]
+    assert isinstance(df, pd.DataFrame) and list(df.shape) == meta["dims"]
+    json.dumps(meta)  # it travels in events and over the kernel's bridge
+
+
+def test_a_dict_of_records_loads_with_its_keys_as_the_index() -> None:
+    pytest.importorskip("pandas")
+    context = {f"r{r['id']}": {k: v for k, v in r.items() if k != "id"} for r in RECORDS}
+    meta = context_metadata(context)
+    assert 'df = pd.DataFrame.from_dict(context, orient="index")' in describe_context(meta)
+    df = _run_load(meta, context)["df"]
+    assert df.loc["r4", "city"] == "Graz" and meta["dims"] == [30, 3]
+
+
+@pytest.mark.parametrize("sep", [",", "\t", ";"])
+def test_csv_text_comes_with_the_line_that_parses_it(sep: str) -> None:
+    pytest.importorskip("pandas")
+    text = "\n".join([sep.join(RECORDS[0])] + [sep.join(str(v) for v in r.values()) for r in RECORDS])
+    meta = context_metadata(text)
+    described = describe_context(meta)
+    assert described.startswith("The variable `context` holds CSV text (")
+    named = "" if sep == "," else f", sep={sep!r}"
+    assert f"df = pd.read_csv(io.StringIO(context){named})" in described
+    assert "shape (30 x 4)" in described and "price (float64)" in described
+    df = _run_load(meta, text)["df"]
+    assert df.shape == (30, 4) and df["beds"].sum() == sum(r["beds"] for r in RECORDS)
+
+
+def test_json_text_comes_with_json_loads() -> None:
+    pytest.importorskip("pandas")
+    records = json.dumps(RECORDS)
+    meta = context_metadata(records)
+    assert "df = pd.DataFrame(json.loads(context))" in describe_context(meta)
+    assert _run_load(meta, records)["df"].shape == (30, 4)
+    config = json.dumps({"name": "mill", "owners": ["a", "b"], "limits": {"beds": 4}})
+    meta = context_metadata(config)
+    text = describe_context(meta)
+    assert "holds JSON text (" in text and ": a dict of 3 items" in text
+    assert "import json\ndata = json.loads(context)" in text
+    assert "First keys of data: ['name', 'owners', 'limits']" in text
+    assert _run_load(meta, config)["data"]["limits"] == {"beds": 4}
+
+
+def test_a_dict_of_files_is_shown_as_paths_and_sizes() -> None:
+    files = {f"pkg/mod_{i}.py": "x = 1\n" * (i + 1) for i in range(50)}
+    files["README.md"] = "# mill\n"
+    text = describe_context(context_metadata(files))
+    lines = text.splitlines()
+    assert lines[0] == (
+        "The variable `context` holds a dict of 51 files: path -> text, "
+        f"{sum(map(len, files.values())):,} characters in all. Read one with context[path]. Paths and sizes:"
+    )
+    assert (
+        lines[1] == "pkg/mod_0.py (6 characters, 1 line)"
+        and lines[3] == "pkg/mod_2.py (18 characters, 3 lines)"
+    )
+    assert lines[-1] == "... and 11 more: list(context) names them all."
+
+
+def test_a_dict_of_dataframes_shows_each_frame() -> None:
+    pd = pytest.importorskip("pandas")
+    context = {"stays": pd.DataFrame(RECORDS), "cities": pd.DataFrame({"city": ["Lyon"], "country": ["FR"]})}
+    text = describe_context(context_metadata(context))
+    assert text.startswith("The variable `context` holds a dict of 2 pandas DataFrames, by name; ")
+    assert "take one with df = context['stays']." in text
+    assert "context['stays'] is a pandas DataFrame of shape (30 x 4)" in text
+    assert "context['cities'] is a pandas DataFrame of shape (1 x 2)" in text
+
+
+def test_without_pandas_rows_are_described_as_before_with_the_lines_that_read_them(monkeypatch) -> None:
+    from rlm_kernel import structured, worked
+
+    monkeypatch.setattr(structured, "_pandas", lambda: None)
+    monkeypatch.setattr(worked, "_has_pandas", lambda: False)
+    meta = context_metadata(RECORDS)
+    text = describe_context(meta)
+    assert text.startswith("The variable `context` holds: type list, 30 items.")
+    assert text.endswith("Read its rows with:\nrows = context") and "pandas" not in text
+    csv_text = "id,city\n1,Lyon\n2,Graz\n3,Turku\n"
+    meta = context_metadata(csv_text)
+    assert "rows = list(csv.DictReader(io.StringIO(context)))" in describe_context(meta)
+    assert _run_load(meta, csv_text)["rows"][1] == {"id": "2", "city": "Graz"}
+    turns = opening_messages(profile="small", question="How many are in Graz?", context_meta=meta)
+    code = "\n".join(t["content"] for t in turns if t["role"] == "assistant")
+    assert "csv.DictReader" in code and "pd." not in code and "table()" not in code
+
+
+def test_the_small_profile_offers_no_home_made_table_api() -> None:
+    pytest.importorskip("pandas")
+    assert "table()" not in system_prompt("small") and "pandas" in system_prompt("small")
+    for context in (RECORDS, json.dumps(RECORDS), {"a": {"x": 1}, "b": {"x": 2}}, "id,n\n1,2\n3,4\n5,6\n"):
+        turns = opening_messages(
+            profile="small", question="How many are there?", context_meta=context_metadata(context)
+        )
+        code = "\n".join(t["content"] for t in turns if t["role"] == "assistant")
+        assert "table()" not in code and ".where(" not in code and "df = " in code
