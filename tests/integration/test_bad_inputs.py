@@ -110,7 +110,7 @@ def test_an_unclosed_final_is_named_to_the_root(server: ScriptedServer) -> None:
 
 
 def test_the_whole_observation_of_a_turn_is_capped(server: ScriptedServer) -> None:
-    blocks = "\n".join("```repl\nprint('x' * 900)\n```" for _ in range(300))
+    blocks = "\n".join(f"```repl\nprint('x' * 900, {i})\n```" for i in range(300))
     server.responder = Script(root=[blocks, "FINAL(done)"])
     result = make_rlm(server, max_output_chars=1000).completion("ctx", "q")
     assert result.response == "done"
