@@ -35,18 +35,21 @@ HERE = Path(__file__).resolve().parent
 HOOK = """
 import rlm_kernel.rlm
 
-_replay_init = rlm_kernel.rlm.RLM.__init__
+from dataclasses import replace as _replace
+
+_setup = rlm_kernel.rlm.RLM._setup
 
 
-def _record_instead(self, backend="openai", backend_kwargs=None, *args, **kwargs):
-    if backend == "replay":
-        kwargs["record"] = backend_kwargs["path"]
-        backend = "local"
-        backend_kwargs = {k: v for k, v in backend_kwargs.items() if k not in ("path", "recording")}
-    _replay_init(self, backend, backend_kwargs, *args, **kwargs)
+def _record_instead(self, config):
+    if config.backend == "replay":
+        kwargs = {k: v for k, v in config.backend_kwargs.items() if k not in ("path", "recording")}
+        # A replay is one root: record the one it will ask again.
+        path = config.backend_kwargs["path"]
+        config = _replace(config, backend="local", backend_kwargs=kwargs, record=path, votes=1)
+    _setup(self, config)
 
 
-rlm_kernel.rlm.RLM.__init__ = _record_instead
+rlm_kernel.rlm.RLM._setup = _record_instead
 del _record_instead
 """
 
