@@ -143,6 +143,19 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
          "--prompt-profile", "small", "--concurrency", "1", "--max-timeout", "1500",
          "--base-max-tokens", "256"],
     ),
+    "holdout-0.5b-votes": (
+        "Logs, workbooks, message threads and config files, test split, with the bundled 0.5B model and "
+        "its default of three roots that vote: families held out from the small profile's development "
+        "(see holdout-2026-12/README.md), measured once after it",
+        ["--tasks", "logs,workbook,threads,configs", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600"],
+    ),
+    "holdout-0.5b-one-root": (
+        "holdout-0.5b-votes with one root (votes=1): what the vote costs and gains",
+        ["--tasks", "logs,workbook,threads,configs", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1"],
+    ),
 }  # fmt: skip
 
 

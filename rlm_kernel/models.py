@@ -41,6 +41,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from rlm_kernel.errors import ModelFetchError, RLMError
+from rlm_kernel.lm.llama_server import LOCAL_SLOTS
 
 __all__ = [
     "ModelSpec",
@@ -380,7 +381,13 @@ def _serve_arguments(sub: Any) -> None:
     _model_arguments(p)
     p.add_argument("--model-path", metavar="P", help="a GGUF file of your own instead of a named model")
     p.add_argument("--n-ctx", type=int, default=8192, metavar="N", help="context window per request (8192)")
-    p.add_argument("--parallel", type=int, default=1, metavar="N", help="requests served at once (1)")
+    p.add_argument(
+        "--parallel",
+        type=int,
+        default=LOCAL_SLOTS,
+        metavar="N",
+        help=f"requests served at once ({LOCAL_SLOTS})",
+    )
     p.add_argument("--threads", type=int, default=None, metavar="N", help="threads (default: physical cores)")
     p.add_argument(
         "--idle-timeout",

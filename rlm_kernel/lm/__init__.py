@@ -31,9 +31,6 @@ __all__ = [
 ]
 
 _LOCAL_N_CTX = 8192
-# Requests the machine's local server serves at once: a vote's roots (votes=3 by default), or a
-# root and its sub-calls, share one server and are batched by it.
-LOCAL_SLOTS = 3
 _LOCAL_MACHINE, _LOCAL_PROCESS = "machine", "process"  # the values of $RLM_LOCAL_SERVER
 LOCAL_PROVIDER = "local model (llama.cpp)"  # who answers, in its errors: not OpenAI, whose SDK it speaks
 
@@ -182,7 +179,6 @@ def _local(name: str | None, kw: dict[str, Any]) -> LMClient:
         path = models.fetch(name or models.DEFAULT_MODEL)
     n_ctx = int(kw.pop("n_ctx", _LOCAL_N_CTX))
     server_kw = {k: kw.pop(k) for k in ("n_threads", "n_parallel") if k in kw}
-    server_kw.setdefault("n_parallel", LOCAL_SLOTS)
     base_url, api_key = _local_server(path, n_ctx, server_kw)
     name = name or path.stem
     # A local model costs nothing per token: this client's own price, unless the caller gave one.

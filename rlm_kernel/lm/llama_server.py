@@ -314,6 +314,11 @@ _shared_lock = threading.Lock()
 _atexit_registered = False
 
 
+# Requests the local server of the bundled models serves at once, by default: the roots of a vote
+# (votes=3), or a root and its sub-calls, share one server, which batches them.
+LOCAL_SLOTS = 3
+
+
 def shared_server(model_path: str | os.PathLike, **kw: Any) -> LlamaServer:
     """A started :class:`LlamaServer` shared by everyone in this process asking for the same one.
 
@@ -324,6 +329,7 @@ def shared_server(model_path: str | os.PathLike, **kw: Any) -> LlamaServer:
     """
     path = Path(model_path).expanduser().resolve()
     kw.setdefault("n_ctx", 8192)
+    kw.setdefault("n_parallel", LOCAL_SLOTS)
     key = (str(path), *sorted(kw.items()))
     global _atexit_registered
     with _shared_lock:

@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from rlm_kernel.errors import ConfigError, LocalServerError
+from rlm_kernel.lm.llama_server import LOCAL_SLOTS
 
 __all__ = [
     "MODE_VAR",
@@ -89,12 +90,17 @@ class ServerKey:
 
     model_path: str  # resolved
     n_ctx: int
-    n_parallel: int = 1
+    n_parallel: int = LOCAL_SLOTS
     n_threads: int | None = None  # None: the physical cores
 
     @classmethod
     def of(
-        cls, model_path: str | os.PathLike, *, n_ctx: int, n_parallel: int = 1, n_threads: int | None = None
+        cls,
+        model_path: str | os.PathLike,
+        *,
+        n_ctx: int,
+        n_parallel: int = LOCAL_SLOTS,
+        n_threads: int | None = None,
     ) -> ServerKey:
         return cls(str(Path(model_path).expanduser().resolve()), int(n_ctx), int(n_parallel), n_threads)
 
@@ -259,7 +265,7 @@ def lease(
     model_path: str | os.PathLike,
     *,
     n_ctx: int = 8192,
-    n_parallel: int = 1,
+    n_parallel: int = LOCAL_SLOTS,
     n_threads: int | None = None,
     idle_timeout: float | None = None,
     timeout: float = START_TIMEOUT,
