@@ -39,9 +39,10 @@ BACKENDS = tuple(_BACKENDS)
 PROFILES = ("default", "small", "no_subcalls")
 PROTOCOLS = ("answer", "final", "both")
 EXECUTORS = ("local", "kernel", "gateway")
-# Roots that vote by default on the bundled models: the fewest that can outvote one, and what a
-# 2-core machine's server batches in about twice one root's time (benchmarks/bench_votes.py).
-DEFAULT_VOTES = 3
+# Roots that vote by default on the bundled models: one, until votes are shown to help there. With
+# three, the 0.5B's greedy root, batched with two sampled ones, reads needles it reads alone
+# wrongly, and paraphrases split votes that agree (docs/evaluation.md).
+DEFAULT_VOTES = 1
 
 
 class DeprecatedName(FutureWarning):
@@ -160,9 +161,8 @@ class RLMConfig:
     votes: int | None = _setting(
         None,
         "Root runs that answer each question at once and vote on the answer (the first greedy, the "
-        "others sampled); a split vote is a low_confidence warning and result.ok False; empty: 3 for "
-        "the bundled local models, 1 otherwise; always 1 in sessions, notebook mode and step mode, "
-        "where a human is in the loop",
+        "others sampled); a split vote is a low_confidence warning and result.ok False; empty: 1; "
+        "always 1 in sessions, notebook mode and step mode, where a human is in the loop",
     )
     depth: int = 0
 
@@ -235,8 +235,8 @@ class RLMConfig:
 
     @property
     def vote_count(self) -> int:
-        """How many roots answer a question and vote: ``votes``, else 3 for a small local model's
-        backend (whose server runs them in parallel slots, at no cost per token), else 1."""
+        """How many roots answer a question and vote: ``votes``, else the default of a small local
+        model's backend (whose server runs them in parallel slots, at no cost per token), else 1."""
         if self.votes is not None:
             return self.votes
         return DEFAULT_VOTES if backend_of(self.backend).small else 1

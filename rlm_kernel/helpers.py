@@ -301,23 +301,37 @@ def search_text(context: Any, query: str, n: int = 3, index: _Index | None = Non
     else:  # those that hold most of its rare words, if it has any here; the best of them first
         tier = hits[rare[hits] == rare.max()]
         order = [int(i) for i in tier[scores[tier].argsort()[::-1]][: n * 4]]
+    first = [t for name in names for t in name.tokens if t in found] + found
     shown: list[_Passage] = []
     for i in order:
         if scores[i] <= 0 or len(shown) == n or (not named and scores[i] < WEAKER * scores[order[0]]):
             break  # the rest are counted, not shown: far weaker than the best
         p = index.passages[i]
-        if not any(p.where == q.where and abs(p.start - q.start) < PASSAGE_CHARS for q in shown):
-            shown.append(p)  # else another window of a line already shown
+        twin = next(
+            (k for k, q in enumerate(shown) if p.where == q.where and abs(p.start - q.start) < PASSAGE_CHARS),
+            None,
+        )
+        if twin is None:
+            shown.append(p)
+        elif _off_centre(p, first) < _off_centre(shown[twin], first):
+            shown[twin] = p  # another window of a line already shown, with the hit nearer its middle
     many = f"{matching} passages match" if matching > 1 else "1 passage matches"
     head = f"search({query!r}): {many}" + (f"; the best {len(shown)}" if matching > len(shown) else "")
     missing = [t for t in wanted if t not in index.vocabulary]
     note = f" (no match for {', '.join(repr(t) for t in missing)})" if missing else ""
-    first = [t for name in names for t in name.tokens if t in found] + found
     lines = [
         f"[{k}] {p.where}{f', character {p.start:,}' if p.window else ''}:{_hit(p, first)}"
         for k, p in enumerate(shown, 1)
     ]
     return "\n".join([head + note + ":", *lines])
+
+
+def _off_centre(p: _Passage, found: list[str]) -> float:
+    """How far a window's first matched word is from its middle: a hit is read with what is on
+    both sides of it."""
+    low = p.text.lower()
+    first = min((low.find(t) for t in found if t in low), default=0)
+    return abs(first - len(low) / 2)
 
 
 def _hit(p: _Passage, found: list[str]) -> str:

@@ -63,7 +63,20 @@ def _text_key(text: str) -> str:
         if stripped == text:
             break
         text = stripped
-    return _number(text) or text.casefold()
+    return _number(text) or _one_number(text) or text.casefold()
+
+
+_NUMBER_IN_TEXT = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?![\w.])")
+SHORT = 6  # words: an answer this short that holds one number is that number ("7 days", "total: 7")
+
+
+def _one_number(text: str) -> str | None:
+    """The number a short answer gives, when it gives exactly one ("2168.03 dollars", "amount
+    2168.03"): roots that word one number differently agree."""
+    found = _NUMBER_IN_TEXT.findall(text)
+    if len(found) != 1 or len(text.split()) > SHORT:
+        return None
+    return _number(found[0])
 
 
 def _canonical(value: Any) -> Any:

@@ -70,8 +70,14 @@ def test_the_first_root_is_greedy_and_the_others_sampled_each_with_its_seed():
     assert sampling_of(1) == {"temperature": 0.8, "seed": 1} and sampling_of(2)["seed"] == 2
 
 
-def test_votes_are_on_for_the_bundled_models_and_off_for_api_models():
-    assert RLMConfig(backend="local").vote_count == 3
+def test_votes_are_off_unless_asked():
+    assert RLMConfig(backend="local").vote_count == 1
     assert RLMConfig(backend="openai").vote_count == 1
     assert RLMConfig(backend="openai", votes=5).vote_count == 5
-    assert RLMConfig(backend="local", votes=1).vote_count == 1
+    assert RLMConfig(backend="local", votes=3).vote_count == 3
+
+
+def test_short_answers_that_give_one_number_agree_however_worded() -> None:
+    assert answer_key("2168.03 dollars") == answer_key("amount 2168.03") == answer_key("$2168.03") == "2168.03"
+    assert answer_key("Room 12, floor 3") != answer_key("Room 12")  # two numbers: compared as text
+    assert answer_key("S08") == "s08"  # a code is no number
