@@ -78,6 +78,8 @@ def test_votes_are_off_unless_asked():
 
 
 def test_short_answers_that_give_one_number_agree_however_worded() -> None:
-    assert answer_key("2168.03 dollars") == answer_key("amount 2168.03") == answer_key("$2168.03") == "2168.03"
+    assert (
+        answer_key("2168.03 dollars") == answer_key("amount 2168.03") == answer_key("$2168.03") == "2168.03"
+    )
     assert answer_key("Room 12, floor 3") != answer_key("Room 12")  # two numbers: compared as text
     assert answer_key("S08") == "s08"  # a code is no number
