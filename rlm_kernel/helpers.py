@@ -295,26 +295,22 @@ def search_text(context: Any, query: str, n: int = 3, index: _Index | None = Non
     for name in names:
         if (how := name.in_index(index.vocabulary)) is not None:
             named.update(index.holding(*how))
+    plain = index.scores(found)  # BM25 as it is: the order within a rank
+    rank = {int(i): k for k, i in enumerate(plain.argsort()[::-1])}
     if named:  # only passages that hold what the question names, most of it first
-        order = sorted(named, key=lambda i: (-named[i], -rare[i], -scores[i]))[: n * 4]
+        order = sorted(named, key=lambda i: (-named[i], -rare[i], rank[i]))[: n * 4]
         order = [i for i in order if named[i] == named[order[0]]]
     else:  # those that hold most of its rare words, if it has any here; the best of them first
         tier = hits[rare[hits] == rare.max()]
-        order = [int(i) for i in tier[scores[tier].argsort()[::-1]][: n * 4]]
+        order = sorted((int(i) for i in tier), key=rank.__getitem__)[: n * 4]
     first = [t for name in names for t in name.tokens if t in found] + found
     shown: list[_Passage] = []
     for i in order:
         if scores[i] <= 0 or len(shown) == n or (not named and scores[i] < WEAKER * scores[order[0]]):
             break  # the rest are counted, not shown: far weaker than the best
         p = index.passages[i]
-        twin = next(
-            (k for k, q in enumerate(shown) if p.where == q.where and abs(p.start - q.start) < PASSAGE_CHARS),
-            None,
-        )
-        if twin is None:
-            shown.append(p)
-        elif _off_centre(p, first) < _off_centre(shown[twin], first):
-            shown[twin] = p  # another window of a line already shown, with the hit nearer its middle
+        if not any(p.where == q.where and abs(p.start - q.start) < PASSAGE_CHARS for q in shown):
+            shown.append(p)  # else another window of a line already shown
     many = f"{matching} passages match" if matching > 1 else "1 passage matches"
     head = f"search({query!r}): {many}" + (f"; the best {len(shown)}" if matching > len(shown) else "")
     missing = [t for t in wanted if t not in index.vocabulary]
@@ -324,14 +320,6 @@ def search_text(context: Any, query: str, n: int = 3, index: _Index | None = Non
         for k, p in enumerate(shown, 1)
     ]
     return "\n".join([head + note + ":", *lines])
-
-
-def _off_centre(p: _Passage, found: list[str]) -> float:
-    """How far a window's first matched word is from its middle: a hit is read with what is on
-    both sides of it."""
-    low = p.text.lower()
-    first = min((low.find(t) for t in found if t in low), default=0)
-    return abs(first - len(low) / 2)
 
 
 def _hit(p: _Passage, found: list[str]) -> str:

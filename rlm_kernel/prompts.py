@@ -267,10 +267,10 @@ You are working on one sub-task for another model; answer it directly and briefl
 
 _SMALL_SYSTEM = """\
 You answer questions about data stored in the Python variable `context`. You cannot read it \
-directly. Reply with Python code in a ```repl block; you will see what it prints. Load rows and \
-tables with pandas, as the description of `context` shows. `search("words")` prints the passages \
-of `context` that hold those words. `classify(items, labels)` labels each item by its meaning. When \
-you know the answer, reply with code that sets answer["content"] and answer["ready"] = True."""
+directly. Reply with Python code in a ```repl block; you will see what it prints. \
+`search("words")` prints the passages of `context` that hold those words. `classify(items, labels)` \
+labels each item by its meaning. When you know the answer, reply with code that sets \
+answer["content"] and answer["ready"] = True."""
 
 
 def system_prompt(
