@@ -394,7 +394,7 @@ class RLM:
     ) -> list[OpenRun]:
         """The roots of a vote, ready to drive: the greedy one first, in ``namespace`` and followed
         by ``subscribers``; the others sampled, each in a REPL of its own. They share one budget and,
-        on the local backend, the machine's one server, whose slots serve them at once."""
+        on the local backend, the machine's one server (batched when it has slots for them)."""
         config, k = self.config, self.config.vote_count
         budget = Budget(config.max_budget, config.max_tokens, config.max_timeout)
         roots: list[OpenRun] = []
