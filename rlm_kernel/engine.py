@@ -81,6 +81,7 @@ from .typed import OutputTypeError, output_type
 TURN_OUTPUT_TIMES = 4  # a turn's whole observation is at most this many times max_output_chars
 REGENERATE_TEMPERATURE = 0.8  # a regenerated proposal's: another proposal, even from a greedy model
 LOOP_RESAMPLES = 2  # replies a turn may set aside as a loop before one is answered with the note alone
+LOOP_TURNS = 2  # turns in a row that end in a loop before the run ends: the root cannot get out of it
 
 __all__ = [
     "RLMRun",
@@ -331,6 +332,7 @@ class RLMRun:
         self._failing: dict[tuple[str, ...], tuple[int, str]] = {}
         self._ran: list[str] = []  # the current reply's blocks that ran, normalised
         self._resampled = 0  # replies of this turn set aside as loops
+        self._looped_turns = 0  # turns in a row whose replies all looped
 
     # -- helpers ---------------------------------------------------------------------
     def _ids(self) -> dict[str, Any]:
@@ -726,6 +728,7 @@ class RLMRun:
             blocks = distinct
         if (why := self._loop(blocks)) is not None:
             return self._resample(why, notes)
+        self._looped_turns = 0
         self._ran = []
         self._pending = _Pending(blocks, directive, notes=notes)
         return self._advance()
@@ -751,13 +754,19 @@ class RLMRun:
             )
         return None
 
-    def _resample(self, why: tuple[str, str], notes: list[str]) -> AskRoot | Compact:
+    def _resample(self, why: tuple[str, str], notes: list[str]) -> AskRoot | Compact | Finish:
         """The last reply is a loop: set aside and the turn asked again, sampled, with a note on
-        why; past ``LOOP_RESAMPLES`` a turn, kept, with the note as the next turn's request."""
+        why; past ``LOOP_RESAMPLES`` a turn, kept, with the note as the next turn's request; past
+        ``LOOP_TURNS`` such turns in a row, the run ends in an error, not in a slow walk to its
+        last iteration."""
         if not self._resampled:  # once a turn, however many of its replies loop
             self._warn("repetition", f"Root reply {self.turns} {why[0]}; it was not run.")
         note = why[1]
         if self._resampled >= LOOP_RESAMPLES:
+            self._looped_turns += 1
+            if self._looped_turns >= LOOP_TURNS:
+                error = f"the root {why[0]}, {self._looped_turns} turns in a row, and could not get out of it"
+                return self._finish(self.response, error, "error")
             return self._next_turn("\n\n".join([*notes, note]))
         self._resampled += 1
         rejected = self.messages.pop()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from rlm_kernel.config import RLMConfig
-from rlm_kernel.engine import LOOP_RESAMPLES, AskRoot, Execute, Finish, RLMRun
+from rlm_kernel.engine import LOOP_RESAMPLES, LOOP_TURNS, AskRoot, Execute, Finish, RLMRun
 from rlm_kernel.events import ProposalRejected, RunWarning, StepStarted
 from rlm_kernel.executors.base import ExecResult
 from rlm_kernel.lm.base import Completion
@@ -80,7 +80,7 @@ def test_a_reply_that_repeats_a_failing_step_is_not_run_but_asked_again_sampled(
     )
 
 
-def test_the_same_error_is_sent_back_once_however_often_the_root_repeats_it():
+def test_the_same_error_is_sent_back_once_and_a_root_that_cannot_leave_its_loop_ends():
     run, events = failed_once()
     action: object = None
     replies = 0
@@ -92,14 +92,14 @@ def test_the_same_error_is_sent_back_once_however_often_the_root_repeats_it():
         action = run.receive_reply(repl("print(df.head())"))
         assert not isinstance(action, Execute), "a failing step ran again"
         assert replies < 200, "the loop is not bounded"
-    config = run.config
-    assert replies <= (config.max_iterations - 1) * (LOOP_RESAMPLES + 1) + 1
+    assert replies == LOOP_TURNS * (LOOP_RESAMPLES + 1)  # then the run ends: it cannot get out
+    assert action.error is not None and "2 turns in a row" in action.error
     assert executed(events) == ["print(df.head())\n"]
     requests = [e.content for e in events if e.kind == "root_request"]
     assert sum("NameError: name 'df' is not defined\n" in r or r.endswith("defined") for r in requests) == 1
     # one warning a turn, not one a reply
     repeated = [e for e in events if isinstance(e, RunWarning) and e.code == "repetition"]
-    assert len(repeated) == config.max_iterations - 1
+    assert len(repeated) == LOOP_TURNS
 
 
 def test_after_the_resamples_of_a_turn_the_note_alone_is_the_next_turn():
