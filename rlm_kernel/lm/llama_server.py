@@ -314,10 +314,10 @@ _shared_lock = threading.Lock()
 _atexit_registered = False
 
 
-# Requests the local server of the bundled models serves at once, by default. One: requests that
-# llama.cpp batches together are computed with other numerics, so a greedy reply would depend on
-# what else ran at the time. `n_parallel` raises it (a vote's roots are then batched).
-LOCAL_SLOTS = 1
+# Requests the local server of the bundled models serves at once, by default: a vote's roots, or a
+# root's sub-calls, are batched. Requests batched together are computed with other numerics, so a
+# greedy reply can differ with what else runs at the time.
+LOCAL_SLOTS = 3
 
 
 def shared_server(model_path: str | os.PathLike, **kw: Any) -> LlamaServer:
