@@ -34,11 +34,12 @@ answer is checked for the warning, never sent back; a human's answer is not chec
 
 No loop runs twice. In a reply stopped in a loop (``repetition``), a block that repeats the one
 before it is not run (a note says so). A reply whose code starts by repeating code that failed
-(comments and spacing aside: the same blocks, up to the failing one, with no reply run whole since)
-or is printed output pasted as code (it does not parse, and its lines are in the root's earlier
-requests) is not run: a ``repetition`` warning, then, up to ``LOOP_RESAMPLES`` times a turn, the
-reply is set aside (``ProposalRejected``) and the same turn asked again, sampled, with a one-line
-note on why; after that, the note alone is the next turn's request.
+(comments and spacing aside: the same blocks, up to the failing one, with no reply run whole since),
+that is the reply run just before it (whole, with no error and no answer: the same code over the
+same REPL prints the same), or is printed output pasted as code (it does not parse, and its lines
+are in the root's earlier requests) is not run: a ``repetition`` warning, then, up to
+``LOOP_RESAMPLES`` times a turn, the reply is set aside (``ProposalRejected``) and the same turn
+asked again, sampled, with a one-line note on why; after that, the note alone is the next turn's request.
 """
 
 from __future__ import annotations
@@ -331,6 +332,9 @@ class RLMRun:
         # (normalised, see _normal_code) -> the failing step and the last line of its error.
         self._failing: dict[tuple[str, ...], tuple[int, str]] = {}
         self._ran: list[str] = []  # the current reply's blocks that ran, normalised
+        # The last reply that ran whole without an error (normalised) and its last step: the same
+        # code again over the same REPL would print the same output.
+        self._last_run: tuple[tuple[str, ...], int] | None = None
         self._resampled = 0  # replies of this turn set aside as loops
         self._looped_turns = 0  # turns in a row whose replies all looped
 
@@ -746,6 +750,13 @@ class RLMRun:
                     f"Not run: your code repeats step {step}, which failed ({error[:200]}). The same "
                     "code fails the same way: change it.",
                 )
+        if self._last_run is not None and tuple(codes) == self._last_run[0]:
+            step = self._last_run[1]
+            return (
+                f"repeated step {step}, which had just run",
+                f"Not run: your code is the same as step {step}, which already ran; its output is above. "
+                "Use it: answer, or write different code.",
+            )
         if _echoes(blocks[0], [m["content"] for m in self.messages[self._fixed :] if m["role"] == "user"]):
             return (
                 "pasted printed output as code",
@@ -879,6 +890,10 @@ class RLMRun:
             self._failing[tuple(self._ran)] = (self._executing, self._last_failure or "an error")
         elif not pending.blocks:  # the reply ran whole: the REPL is not what it was when code failed
             self._failing.clear()
+            # Code that set an answer may be sent again after a doubt: the root insisting, no loop.
+            self._last_run = None if answer_ready else (tuple(self._ran), self._executing)
+        if result.error:
+            self._last_run = None
         # A traceback supports no answer, though it may quote the very value (a line of the code).
         self._outputs.append(
             truncate(self.redact(result.printed()), self.config.max_output_chars)[0]
@@ -1041,6 +1056,7 @@ class RLMRun:
         self._human_steps.append((self.steps, code, shown))
         self._outputs.append(shown)
         self._failing.clear()  # the human changed the REPL: code that failed may not fail again
+        self._last_run = None  # nor code that ran print the same
         return self.steps
 
     @_transition

@@ -155,7 +155,7 @@ def test_printed_output_pasted_back_as_code_is_not_run(pasted):
         # code that failed, run again after a reply ran whole: the REPL is not what it was
         ("print(df)", NAME_ERROR, ["df = 1", "print(df)"], True),
         ("print(df)", NAME_ERROR, ["print(df.shape)"], True),  # other code
-        ("print(df)", None, ["print(df)"], True),  # code that did not fail
+        ("print(df)", None, ["df = 2", "print(df)"], True),  # code that ran, after other code
         ("print(1)", None, ["[1, 2]"], True),  # an output that is Python is code
         ("print(1)", None, ["this is not python and was never printed"], True),  # a mistake, not a loop
     ],
@@ -199,3 +199,35 @@ def test_a_reply_that_says_its_code_over_and_over_runs_it_once():
         "5 code block(s) of your reply repeated the one before and were not run again."
         in (action.messages[-1]["content"])
     )
+
+
+def ran_once(code: str = "print(context[:20])"):
+    run, events = make_run()
+    run.start()
+    assert isinstance(run.receive_reply(repl(code)), Execute)
+    ask = run.receive_execution(ExecResult("city,pop\nGraz,300\n"), answer_ready=False)
+    assert isinstance(ask, AskRoot) and ask.turn == 2
+    return run, events
+
+
+def test_a_reply_that_repeats_the_reply_that_just_ran_is_not_run_again():
+    """The same code over the same REPL prints the same output: the root proposing it again (in
+    step mode, seven times in a row) is in a loop, whether or not the code failed."""
+    run, events = ran_once()
+    action = run.receive_reply(repl("# once more\nprint( context[:20] )"))
+    assert isinstance(action, AskRoot) and action.turn == 2 and action.sampling
+    note = action.messages[-1]["content"].split("\n\n")[-1].strip()
+    assert "\n" not in note and "step 1" in note and "already ran" in note
+    assert executed(events) == ["print(context[:20])\n"]
+    assert [e.code for e in events if isinstance(e, RunWarning)] == ["repetition"]
+    assert isinstance(run.receive_reply(repl("print(len(context))")), Execute)
+
+
+def test_code_that_ran_before_runs_again_once_other_code_or_a_human_changed_the_repl():
+    run, _ = ran_once()
+    run.receive_reply(repl("x = 1"))
+    run.receive_execution(ExecResult(), answer_ready=False)
+    assert isinstance(run.receive_reply(repl("print(context[:20])")), Execute)
+    run, _ = ran_once()
+    run.human_step("context = context.upper()", "", None, 0.1)
+    assert isinstance(run.receive_reply(repl("print(context[:20])")), Execute)
