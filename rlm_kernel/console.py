@@ -24,9 +24,16 @@ from .events import (
     StepStarted,
     Voted,
 )
-from .view import RunState, step_line, totals_line, vote_line
+from .view import RunState, fence_left_open, step_line, totals_line, vote_line
 
 __all__ = ["ConsoleView"]
+
+
+def _ended(reply: str) -> str:
+    """A reply as printed whole: on lines of its own, its last code block closed where the stop
+    sequence dropped the closing fence."""
+    ended = reply if reply.endswith("\n") else reply + "\n"
+    return ended + "```\n" if fence_left_open(reply) else ended
 
 
 class ConsoleView:
@@ -73,10 +80,10 @@ class ConsoleView:
                 # reply's start opened and the server's stop sequence cut (`FINAL(` ... `)`).
                 streamed, self._streamed = self._streamed, None
                 rest = event.text[len(streamed) :] if event.text.startswith(streamed) else ""
-                self._write(rest + "\n")
+                self._write(_ended(streamed + rest)[len(streamed) :])
             elif event.depth > 0 or not self.stream_tokens:
-                self._write(textwrap.indent(f"root ▸ {event.text.strip()}\n", pad))
-            tokens = f"{event.input_tokens:,} in / {event.output_tokens:,} out"
+                self._write(textwrap.indent("root ▸ " + _ended(event.text.strip()), pad))
+            tokens = f"{event.input_tokens:,} in / {event.output_tokens:,} out tokens"
             self._write(f"{pad}   ({tokens}, {event.latency_s:.1f} s)\n")
         elif isinstance(event, StepStarted):
             self._write(f"{pad}▶ step {event.step}\n")

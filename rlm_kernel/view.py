@@ -57,6 +57,8 @@ __all__ = [
     "step_line",
     "totals_line",
     "vote_line",
+    "reply_parts",
+    "fence_left_open",
 ]
 
 RunStatus = Literal["running", "done", "error", "stopped"]
@@ -155,7 +157,8 @@ class RunState:
     """Folds the events of one top-level run (and its children) into what a view draws.
 
     A few facts come from the front end rather than from events: ``waiting_for`` (a step waiting
-    for the human to run its cell), ``stopping`` (Stop was pressed) and ``paused``."""
+    for the human to run its cell), ``stopping`` (Stop was pressed), ``paused``, and the code the
+    human ran a step with (:meth:`human_runs`)."""
 
     def __init__(self) -> None:
         self.run_id: str | None = None
@@ -213,6 +216,14 @@ class RunState:
         if self.ended:
             return "stopped"
         return "waiting" if self.waiting_for == view.step else "running"
+
+    def human_runs(self, step: int, code: str) -> None:
+        """The human pressed Run on ``step`` with ``code`` (step mode's editor): the step shows the
+        code that runs from now, not the proposal. The run records the edit (``HumanEdit``) only
+        once the step has run, and by the same rule: a change beyond whitespace."""
+        view = self.steps.setdefault(step, StepView(step))
+        if code.strip() != view.code.strip():
+            view.code, view.edited = code, True
 
     def apply(self, event: Event) -> None:
         top = event.run_id == self.run_id
@@ -487,3 +498,41 @@ def vote_line(event: Voted) -> str:
     agree = f"{counts[0]} of {k} roots agree" if counts else f"none of {k} roots answered"
     split = "" if event.clear else " (split: low confidence)"
     return f"vote: {agree}{split} · all roots: {event.input_tokens:,} in / {event.output_tokens:,} out tokens"
+
+
+_FENCE = re.compile(r"[ \t]*```[ \t]*([\w+.-]*)[ \t]*")
+
+
+def _scan(text: str) -> tuple[list[tuple[str | None, str]], bool]:
+    """``text``'s prose and fenced blocks, and whether its last block is left open."""
+    parts: list[tuple[str | None, str]] = []
+    lang: str | None = None  # the open block's language; None in prose
+    lines: list[str] = []
+    rows = text.split("\n")
+    for i, line in enumerate(rows):
+        last = i == len(rows) - 1
+        if lang is None and (opening := _FENCE.fullmatch(line)) is not None and not last:
+            parts.append((None, "\n".join(lines)))
+            lang, lines = opening.group(1).lower(), []
+        elif lang is None and last and line.lstrip().startswith("```"):
+            continue  # an opening fence, its language still coming
+        elif lang is not None and line.lstrip().startswith("```"):
+            parts.append((lang, "\n".join(lines)))  # a line that starts a fence closes the block
+            lang, lines = None, []
+        elif not (last and line.strip() and set(line.strip()) <= {"`"}):  # not a fence being written
+            lines.append(line)
+    parts.append((lang, "\n".join(lines)))
+    return [(kind, body.strip("\n")) for kind, body in parts if body.strip()], lang is not None
+
+
+def reply_parts(text: str) -> list[tuple[str | None, str]]:
+    """A root reply, whole or as far as it has streamed, as prose (``None``) and fenced blocks (their
+    language, "" for a bare fence), in order. A block whose closing fence has not come, or never
+    will (a stop sequence dropped it), runs to the end, as ``protocol.code_blocks`` reads it; a
+    fence still being written on the last line (```` `` ````, ```` ```re ````) is left out."""
+    return _scan(text)[0]
+
+
+def fence_left_open(text: str) -> bool:
+    """Whether a reply ends inside a code block: a view that prints it as it is closes the block."""
+    return _scan(text)[1]

@@ -57,6 +57,12 @@ class WidgetView:
             self.state.waiting_for = step
         self._throttle.poke()
 
+    def human_runs(self, step: int, code: str) -> None:
+        """The human ran ``step`` with ``code``: shown at once, for the whole of a long step."""
+        with self._lock:
+            self.state.human_runs(step, code)
+        self._throttle.poke()
+
     def show(self) -> None:
         from IPython.display import display
 
@@ -145,7 +151,10 @@ class StepApproval:
         self.view.box.children = (self.view.controls, self.view.body, self.reason, self.editor)
         self.view.waiting_for(step)
         try:
-            return await self._future
+            chosen = await self._future
+            if isinstance(chosen, str):
+                self.view.human_runs(step, chosen)
+            return chosen
         finally:
             self.view.waiting_for(None)
             self.view.box.children = (self.view.controls, self.view.body)

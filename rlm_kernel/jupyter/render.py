@@ -25,6 +25,7 @@ from ..view import (
     ToolRow,
     format_seconds,
     format_tokens,
+    reply_parts,
     step_bits,
     tool_call_text,
     tool_names,
@@ -305,10 +306,20 @@ def _calls(view: StepView, live: bool) -> str:
     return "".join(parts) + f"<details><summary>{len(rows)} sub-call(s){called}</summary>{table}</details>"
 
 
+def _tally(view: StepView) -> str:
+    """A step's sub-calls with what each figure is: "6 sub-call(s) · 6,414 in / 12 out tokens · $0.0012"."""
+    rows = view.calls.values()
+    tokens_in, tokens_out = sum(r.input_tokens for r in rows), sum(r.output_tokens for r in rows)
+    costs = [r.cost for r in rows if r.cost is not None]
+    tokens = f" · {tokens_in:,} in / {tokens_out:,} out tokens" if tokens_in or tokens_out else ""
+    cost = f" · ${sum(costs):.4f}" if costs else ""
+    return f"{len(view.calls)} sub-call(s){tokens}{cost}"
+
+
 def _summary(view: StepView) -> str:
     bits = [f"Step {view.step}"]
     if view.calls:
-        bits.append(f"{len(view.calls)} sub-call(s)")
+        bits.append(_tally(view))
     if tools := view.tool_calls():
         bits.append(f"{tools} tool call(s)")
     if view.lm_s is not None:
@@ -351,10 +362,26 @@ def _step_line(view: StepView, state: RunState) -> str:
     return f'<div class="rlm-run-step">{" · ".join(bits)}</div>'
 
 
+_PYTHON = frozenset({"repl", "python", "py", "python3"})
+
+
+def _part(lang: str | None, body: str) -> str:
+    if lang is None:
+        return f'<div style="white-space: pre-wrap">{safe.text(body)}</div>'
+    return highlight(body) if lang in _PYTHON else f'<pre style="{_PRE}">{safe.text(body)}</pre>'
+
+
+def _reply(text: str) -> str:
+    """A root reply as HTML, never its fences: prose as text, each block as code (Python coloured),
+    an open one included."""
+    return "".join(_part(lang, body) for lang, body in reply_parts(text))
+
+
 def _tail(state: RunState, answer: bool) -> str:
     """The root's reply as it is written (until it becomes a step), or the answer once the run ended."""
     if state.streaming and not state.ended:
-        return f'<pre style="{_PRE}">root ▸ {safe.text(state.streaming)}</pre>'
+        writing = _reply(state.streaming)
+        return f'<div class="rlm-streaming"><div style="color:{_MUTED}">root ▸</div>{writing}</div>'
     if answer and state.answer is not None and state.ended:
         return f'<div><b>Answer:</b></div><pre style="{_PRE}">{safe.text(state.answer[:4000])}</pre>'
     return ""

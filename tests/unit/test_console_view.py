@@ -32,8 +32,9 @@ def test_the_closing_that_the_server_never_streamed_is_printed_before_the_reply_
         StepFinished(**RUN, step=1, output="1 hit"),
     )
     lines = out.splitlines()
-    reply_line = lines.index("   (10 in / 3 out, 0.0 s)")
-    assert lines[reply_line - 1] == code  # the reply's last line, whole, just before its usage line
+    reply_line = lines.index("   (10 in / 3 out tokens, 0.0 s)")
+    # The reply's last line, whole, then the closing fence the stop sequence dropped, then its usage.
+    assert lines[reply_line - 2 : reply_line] == [code, "```"]
     assert lines[reply_line + 1] == "▶ step 1"
 
 
@@ -49,7 +50,41 @@ def test_a_reply_that_streamed_whole_is_printed_once_and_the_next_one_starts_afr
     lines = out.splitlines()
     assert lines[1:5] == [
         "root ▸ Looking first.",
-        "   (0 in / 0 out, 0.0 s)",
+        "   (0 in / 0 out tokens, 0.0 s)",
         "root ▸ Done.",
-        "   (0 in / 0 out, 0.0 s)",
+        "   (0 in / 0 out tokens, 0.0 s)",
+    ]
+
+
+def test_a_reply_whose_stop_sequence_dropped_the_closing_fence_is_printed_as_a_whole_block() -> None:
+    """The small profile's stop sequence ends the reply at its closing fence, which never arrives:
+    the printed reply closed its code block all the same, before its usage line."""
+    out = printed(
+        RootToken(**RUN, turn=1, text="Counting.\n```repl\n"),
+        RootToken(**RUN, turn=1, text="print(len(context))\n"),
+        RootReply(**RUN, turn=1, text="Counting.\n```repl\nprint(len(context))\n", model="qwen"),
+        RootReply(**{**RUN, "run_id": "c1"}, depth=1, turn=1, text="```python\nx = 1", model="qwen"),
+    )
+    assert out.splitlines()[1:] == [
+        "root ▸ Counting.",
+        "```repl",
+        "print(len(context))",
+        "```",
+        "   (0 in / 0 out tokens, 0.0 s)",
+        "  root ▸ ```python",
+        "  x = 1",
+        "  ```",
+        "     (0 in / 0 out tokens, 0.0 s)",
+    ]
+
+
+def test_a_reply_with_its_fences_closed_is_printed_as_it_is() -> None:
+    text = "```repl\nx = 1\n```\nFINAL(x)"
+    out = printed(RootToken(**RUN, turn=1, text=text), RootReply(**RUN, turn=1, text=text, model="qwen"))
+    assert out.splitlines()[1:] == [
+        "root ▸ ```repl",
+        "x = 1",
+        "```",
+        "FINAL(x)",
+        "   (0 in / 0 out tokens, 0.0 s)",
     ]

@@ -313,3 +313,44 @@ def test_an_answer_sent_back_and_the_unsupported_warning_are_shown():
         assert "↩ answer sent back to the root: &quot;7&quot;: not in &lt;anything&gt; printed" in html
         assert "⚠ The answer is not supported: &lt;why&gt;." in html
     assert state.answer == "7"
+
+
+def streaming(*pieces: str) -> RunState:
+    """A run whose root reply is still being written: ``pieces`` streamed so far."""
+    from rlm_kernel.events import RootToken
+
+    state = RunState()
+    state.apply(RunStarted(run_id="r", question="q", context_meta={}, model="root-m", sub_model="sub-m"))
+    for piece in pieces:
+        state.apply(RootToken(run_id="r", turn=1, text=piece))
+    return state
+
+
+def test_a_streamed_reply_whose_fence_is_still_open_shows_as_a_code_block() -> None:
+    """The closing fence has not come yet, or never will (a stop sequence dropped it): the reply's
+    code is a code block all the same, with no raw backticks."""
+    html = render_run(streaming("Let me look.\n", "```repl\nprint(len(", "context))\n"))
+    assert "```" not in html
+    assert "Let me look." in html
+    assert '<span style="color:var(--jp-mirror-editor-builtin-color, #008000)">print</span>' in html
+
+
+def test_a_streamed_reply_shows_prose_and_closed_blocks_and_hides_a_fence_being_written() -> None:
+    html = render_run(streaming("First:\n```repl\nx = 1\n```\nThen more.\n``", "`re"))
+    assert "`" not in html  # neither the closed fence nor the next one, half written
+    assert "First:" in html and "Then more." in html
+    assert '<span style="color:var(--jp-mirror-editor-number-color, #080)">1</span>' in html
+    closing = render_run(streaming("```repl\nx = 1\n`", "`"))  # the closing fence, half written
+    assert "`" not in closing
+
+
+def test_a_streamed_reply_escapes_its_prose_and_its_code() -> None:
+    html = render_run(streaming("<b>bold</b>\n```repl\nprint('<script>')"))
+    assert "<b>bold</b>" not in html and "<script>" not in html
+    assert "&lt;b&gt;bold&lt;/b&gt;" in html
+
+
+def test_a_steps_summary_says_what_its_numbers_are() -> None:
+    """Not "6 calls · 6,414/12 · $0": its sub-calls, their tokens in and out, their cost."""
+    html = render_run(state_with_batch(finished=5), live=True)
+    assert "▾ Step 1 · 20 sub-call(s) · 25 in / 5 out tokens · $1.2500" in html
