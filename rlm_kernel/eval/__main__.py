@@ -23,11 +23,13 @@ from pathlib import Path
 
 from ..config import RUN_SETTINGS, add_arguments
 from ..errors import ConfigError, RLMError
-from .methods import _TAKES_TIPS, DEFAULTS, METHODS, TIPS, Settings, _listed
+from .methods import _TAKES_TIPS, DEFAULTS, METHODS, TIPS, Settings, _listed, split_method
 from .results import load
 from .tasks import DESCRIPTIONS, SPLITS, family_names
 
 _DEFAULT_WINDOW = {"local": 8192}
+# The methods that run on the RLM engine, in an executor (a sandboxed kernel by default).
+_ON_ENGINE = ("rlm", "rlm-no-subcalls", "codeact", "codeact+subcalls")
 
 
 def _list(text: str) -> list[str]:
@@ -100,6 +102,28 @@ def _runner(args: argparse.Namespace):
     return LocalRunner(args.concurrency)
 
 
+def _preflight(settings: Settings, methods: list[str]) -> None:
+    """What the sweep needs, before its progress bar: each provider's key, bubblewrap for the kernels'
+    sandbox, and the bundled model, fetched now under a bar of its own (its disk checked first)."""
+    from .. import models
+    from ..executors.sandbox import NONE_HINT
+    from ..lm import backend, make_lm
+    from ..rlm import RLM
+
+    if any(split_method(m)[0] in _ON_ENGINE for m in methods):
+        try:
+            RLM.from_config(settings.rlm)  # the root's and the sub-calls' keys; the executor's sandbox
+        except ConfigError as exc:
+            hint = "or pass --isolation none to run the kernels without one"
+            raise ConfigError(str(exc).replace(NONE_HINT, hint)) from None
+    else:
+        name, kwargs, model = settings.rlm.lm_kwargs("root")
+        if backend(name).needs_key:
+            make_lm(name, kwargs, model=model)  # MissingAPIKey, in one line, when there is none
+    for model_name in models.bundled_models(settings.rlm):
+        models.fetch(model_name)
+
+
 def _run(args: argparse.Namespace) -> int:
     from .plots import plot
     from .sweep import arun
@@ -119,6 +143,7 @@ def _run(args: argparse.Namespace) -> int:
     settings = Settings(base_max_tokens=args.base_max_tokens, **given)
     # Your own tasks alone, unless families are asked for too.
     families = args.tasks if args.tasks is not None else [] if args.task_file else ["sniah"]
+    _preflight(settings, args.methods)
     coro = arun(
         families,
         args.lengths,

