@@ -45,7 +45,7 @@ from .engine import (
     Verify,
 )
 from .errors import RLMError, RunCancelled, one_line
-from .events import EventBus, RootToken
+from .events import EventBus, RootToken, StepStarted
 from .executors.base import Executor, StepOutcome
 from .executors.local import LocalExecutor
 from .helpers import Helpers
@@ -387,6 +387,7 @@ class Loop:
         self.offload = offload
         self.clock = clock
         self.finish: Finish | None = None
+        self.waiting: Execute | None = None  # the step the loop waits on, as it stands now
         self._steps = self._loop()
 
     def start(self) -> Wait | Finish:
@@ -405,12 +406,36 @@ class Loop:
         self.finish = self.finish or finish
         return self.finish
 
-    def human_step(self, code: str, output: str, error: str | None, elapsed_s: float) -> None:
+    def human_step(self, code: str, output: str, error: str | None, elapsed_s: float) -> Execute | None:
         """A cell of the human's own ran while the loop waits: a step of the run, which the root
-        sees next turn (notebook mode)."""
-        if self.finish is None:
-            self._boundary()
-            self.parts.run.human_step(code, output, error, elapsed_s)
+        sees next turn (notebook mode).
+
+        Steps are numbered in the order they ran. A step the root proposed that has not run yet
+        (waiting for its cell, or being proposed again) ran after the human's cell: the human's
+        cell takes its number and it takes the next. Returns the waiting step so numbered again,
+        or None when no proposed step waits."""
+        if self.finish is not None:
+            return None
+        self._boundary()
+        run = self.parts.run
+        waiting = self.waiting
+        if waiting is not None and (waiting.replay or waiting.step != run.steps):
+            waiting = None
+        # The engine numbers a step when it proposes it; these are its counters (engine.py).
+        regenerating = waiting is None and run._reproposing != 0 and run._reproposing == run.steps
+        if waiting is None and not regenerating:
+            run.human_step(code, output, error, elapsed_s)
+            return None
+        run.steps -= 1  # the human's cell takes the waiting step's number
+        number = run.human_step(code, output, error, elapsed_s)
+        run.steps = number + 1
+        if regenerating:
+            run._reproposing = number + 1
+            return None
+        run._executing = number + 1
+        self.waiting = replace(waiting, step=number + 1)
+        run.emit(StepStarted(**run._ids(), step=number + 1, code=waiting.code))
+        return self.waiting
 
     def human_answer(self, answer: Any) -> Finish:
         """A cell of the human's own set the answer: the run ends with it."""
@@ -472,7 +497,9 @@ class Loop:
                     action = run.receive_summary(summary)
                 elif isinstance(action, Execute):
                     parts.subcalls.step, parts.subcalls.replaying = action.step, action.replay
+                    self.waiting = action
                     ran: Ran | Regenerate = yield action
+                    action, self.waiting = self.waiting, None  # numbered again if a human step came first
                     parts.subcalls.replaying = False
                     if tree.cancelled:
                         raise RunCancelled()
@@ -493,6 +520,7 @@ class Loop:
                     self._boundary()
                     action = run.receive_final(content, problem)
             except RLMError as exc:
+                self.waiting = None
                 if run.depth == 0:  # let cancelled calls record their end before the run's
                     yield from self._blocking(tree.pool.drain)
                 self._boundary()

@@ -59,6 +59,31 @@ export function insertIndex(cellIds: readonly string[], afterCellId: string | nu
   return at === -1 ? cellIds.length : at + 1;
 }
 
+/**
+ * Where a run's next cell (a proposed step, or its answer) goes: after `afterCellId`, the last
+ * cell that ran, but never above a cell of the run already in the notebook (a human's cell run
+ * above the run's steps does not pull the steps that follow it up there), so the run reads in the
+ * order it ran. `moving` is a cell being placed again, left out of the count.
+ */
+export function placeIndex(
+  cells: ReadonlyArray<{ id: string; meta: RlmCellMeta | null }>,
+  afterCellId: string | null,
+  runId: string,
+  moving: string | null = null
+): number {
+  const at = insertIndex(
+    cells.map(c => c.id),
+    afterCellId
+  );
+  let last = -1;
+  cells.forEach((c, i) => {
+    if (c.id !== moving && c.meta !== null && !('answer' in c.meta) && c.meta.run_id === runId) {
+      last = i;
+    }
+  });
+  return Math.max(at, last + 1);
+}
+
 /** After inserting a proposed step: run it (auto), or hand it to the human for review (step). */
 export function onProposal(mode: Mode): 'run' | 'review' {
   return mode === 'auto' ? 'run' : 'review';

@@ -26,11 +26,11 @@ import {
   commAction,
   editedMeta,
   humanCellMeta,
-  insertIndex,
   isRlmKernel,
   nextMode,
   onProposal,
   onReproposal,
+  placeIndex,
   proposalIndex,
   stepCellMeta,
   takesHumanMeta,
@@ -492,6 +492,9 @@ export class RlmNotebook implements IDisposable {
   private async act(msg: KernelMsg, existing: string | null): Promise<void> {
     switch (msg.type) {
       case 'propose_step':
+        if (existing !== null) {
+          this.placeAgain(existing, msg);
+        }
         if (existing !== null && this.holdsProposal(existing, msg)) {
           this.log.bindCell(msg.run_id, msg.step, existing);
           this.send({ type: 'cell_inserted', run_id: msg.run_id, step: msg.step, cell_id: existing });
@@ -523,11 +526,6 @@ export class RlmNotebook implements IDisposable {
 
   // -- cells ---------------------------------------------------------------------------------
 
-  private cellIds(): string[] {
-    const model = this.panel.content.model;
-    return model === null ? [] : model.sharedModel.cells.map(c => c.getId());
-  }
-
   private cellWidget(cellId: string): Cell | undefined {
     return this.panel.content.widgets.find(c => c.model.id === cellId);
   }
@@ -547,6 +545,38 @@ export class RlmNotebook implements IDisposable {
       msg
     );
     return at === -1 ? null : cells[at].getId();
+  }
+
+  /**
+   * A waiting proposal the kernel numbered again (a human's cell ran first and took its number):
+   * its cell takes the new number and moves below the cell that ran, so the notebook reads in the
+   * order things ran. The cell keeps its code, edited or not, and its id.
+   */
+  private placeAgain(cellId: string, msg: ProposeStepMsg): void {
+    const shared = this.panel.content.model?.sharedModel;
+    const from = shared === undefined ? -1 : shared.cells.findIndex(c => c.getId() === cellId);
+    if (shared === undefined || from === -1) {
+      return;
+    }
+    const meta = readCellMeta(shared.cells[from].getMetadata('rlm'));
+    if (!isProposedMeta(meta) || meta.run_id !== msg.run_id || meta.step >= msg.step) {
+      return;
+    }
+    shared.cells[from].setMetadata('rlm', { ...meta, step: msg.step });
+    const review = this.reviews.get(cellId);
+    if (review !== undefined) {
+      review.msg = { ...review.msg, step: msg.step };
+    }
+    const to = placeIndex(this.cellInfos(), msg.after_cell_id, msg.run_id, cellId);
+    if (to !== from && to !== from + 1) {
+      const active = this.panel.content.activeCell?.model.id === cellId;
+      shared.moveCell(from, to > from ? to - 1 : to);
+      const at = shared.cells.findIndex(c => c.getId() === cellId);
+      if (active && at !== -1) {
+        this.panel.content.activeCellIndex = at;
+      }
+    }
+    this.scheduleUpdate(true);
   }
 
   /** Human steps' cells get their step in the metadata, so their badge survives save and reopen. */
@@ -572,7 +602,7 @@ export class RlmNotebook implements IDisposable {
     }
     const again = this.reproposed(msg);
     const reused = again?.index ?? null;
-    const index = reused ?? insertIndex(this.cellIds(), msg.after_cell_id);
+    const index = reused ?? placeIndex(this.cellInfos(), msg.after_cell_id, msg.run_id);
     const cellId =
       reused !== null
         ? model.sharedModel.cells[reused].getId()
@@ -734,7 +764,7 @@ export class RlmNotebook implements IDisposable {
       return;
     }
     const spec = answerCell(msg);
-    const index = insertIndex(this.cellIds(), msg.after_cell_id);
+    const index = placeIndex(this.cellInfos(), msg.after_cell_id, msg.run_id);
     const shared = model.sharedModel.insertCell(index, {
       cell_type: 'markdown',
       source: spec.source,

@@ -232,6 +232,11 @@ export class RunLog {
   private replyLatency = new Map<string, number>();
   /** Cells a human ran during the active run, waiting for their `step_started` (author human). */
   private humanCells: string[] = [];
+  /**
+   * By run: the waiting proposal whose number a human's cell took (it ran first), until the
+   * proposal's `step_started` under its next number takes its cell back.
+   */
+  private renumbered = new Map<string, Pick<StepView, 'cellId' | 'author' | 'reply' | 'lmS'>>();
   private answered = new Set<string>();
   private listeners = new Set<() => void>();
 
@@ -550,13 +555,24 @@ export class RunLog {
             const original = this.byId.get(run.parentRun ?? '')?.steps.find(s => s.step === event.step);
             step.cellId = original?.cellId ?? null;
           } else if (event.author === 'human') {
+            if (step.author !== 'human' && step.status === 'waiting') {
+              // A proposal that had not run: the human's cell ran first and took its number; the
+              // proposal comes again under the next one.
+              this.renumbered.set(run.runId, { cellId: step.cellId, author: step.author, reply: step.reply, lmS: step.lmS });
+              step.cellId = null;
+              step.reply = null;
+              step.lmS = null;
+            }
             step.author = 'human';
             step.status = 'running';
             step.cellId = step.cellId ?? this.humanCells.shift() ?? null;
           } else {
-            step.author = step.author === 'human-edited' ? step.author : 'root';
-            step.reply = this.replies.get(run.runId) ?? null;
-            step.lmS = this.replyLatency.get(run.runId) ?? null;
+            const moved = this.renumbered.get(run.runId);
+            this.renumbered.delete(run.runId);
+            step.cellId = step.cellId ?? moved?.cellId ?? null;
+            step.author = (moved?.author ?? step.author) === 'human-edited' ? 'human-edited' : 'root';
+            step.reply = this.replies.get(run.runId) ?? moved?.reply ?? null;
+            step.lmS = this.replyLatency.get(run.runId) ?? moved?.lmS ?? null;
             this.replyLatency.delete(run.runId);
           }
         }

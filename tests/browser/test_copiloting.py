@@ -1,9 +1,10 @@
 """Co-piloting a step-mode run, in a real JupyterLab in Chromium with the RLM Python kernel.
 
-- A cell the human runs while step 1 waits is the run's step 2 (a human step). Regenerate then
+- A cell the human runs while step 1 waits ran first: it is the run's step 1 (a human step),
+  and the waiting proposal becomes step 2, its cell moved below the human's. Regenerate then
   asks the root again with that cell in the request, and the new proposal is offered for the
-  same cell, still step 1, as a diff to accept: no second "step 1", no step numbered twice, and
-  the runs panel shows no step done that never ran.
+  same cell, still step 2, as a diff to accept: no step numbered twice, and the runs panel shows
+  no step done that never ran.
 - The export of that run (``python -m rlm_kernel.export`` on its trajectory) teaches only what
   ran: no target is the proposal set aside, and no ``rejected`` is its sample's target.
 - With no API key and no backend set, the magics use the bundled model and say so in one line
@@ -56,7 +57,7 @@ NEW = 'n = len(context.splitlines())\nprint("lines:", n)'
 FINAL = "FINAL(n)"
 MINE = "print('mine', len(doc))"
 REGENERATE = f"{PANEL} [data-rlm-control='regenerate'] button"
-REVIEW = f"{PANEL} .jp-Cell[data-rlm-step='1'] .rlm-review"
+REVIEW = f"{PANEL} .jp-Cell[data-rlm-step='2'] .rlm-review"
 
 # What test_a_human_cell_then_regenerate left for the export test: the run's id and notebook.
 RUN: dict[str, Any] = {}
@@ -102,7 +103,8 @@ def test_a_human_cell_then_regenerate(page: Any, lab: Any, lm_server: ScriptedSe
         page, lambda: status_text(page), lambda s: "waiting for step 1" in s, "the run waiting for step 1"
     )
 
-    # The human adds a cell of their own below the waiting step, and runs it: the run's step 2.
+    # The human adds a cell of their own below the waiting step, and runs it: it ran first, so it is
+    # the run's step 1, and the waiting proposal, now step 2, moves below it.
     page.evaluate(
         """(source) => {
           const nb = window.jupyterapp.shell.currentWidget.content;
@@ -115,52 +117,59 @@ def test_a_human_cell_then_regenerate(page: Any, lab: Any, lm_server: ScriptedSe
     view = wait_until(
         page,
         lambda: cells(page),
-        lambda cs: cs[3]["output"].strip() == f"mine {DOC_LEN}" and cs[3]["rlm"] is not None,
-        "the human's cell ran, as a step of the run",
+        lambda cs: (
+            cs[2]["output"].strip() == f"mine {DOC_LEN}"
+            and cs[2]["rlm"] is not None
+            and cs[3]["source"].strip() == OLD
+            and cs[3]["step"] == "2"
+        ),
+        "the human's cell ran, as a step of the run, above the waiting step",
     )
-    mine = view[3]["rlm"]
-    assert mine["author"] == "human" and mine["step"] == 2 and mine["run_id"] == run_id, mine
-    assert len(roots(lm_server)) == 1  # a human step asks the root nothing while step 1 waits
+    mine = view[2]["rlm"]
+    assert mine["author"] == "human" and mine["step"] == 1 and mine["run_id"] == run_id, mine
+    assert view[3]["rlm"]["step"] == 2 and view[3]["rlm"]["proposed"].strip() == OLD, view[3]["rlm"]
+    wait_until(page, lambda: status_text(page), lambda s: "waiting for step 2" in s, "waiting for step 2")
+    assert len(roots(lm_server)) == 1  # a human step asks the root nothing while a step waits
 
-    # Regenerate: asked again with the human's cell; the new proposal is for step 1's cell, as a diff.
+    # Regenerate: asked again with the human's cell; the new proposal is for step 2's cell, as a diff.
     regenerate = page.locator(REGENERATE)
     wait_until(page, lambda: regenerate.is_enabled(), bool, "Regenerate enabled for the waiting step")
     regenerate.click()
     lines = wait_until(
-        page, lambda: review_lines(page), bool, "the new proposal's diff under step 1's cell", timeout=20
+        page, lambda: review_lines(page), bool, "the new proposal's diff under step 2's cell", timeout=20
     )
     assert ["added", "+ n = len(context.splitlines())"] in lines, lines
     first, again = roots(lm_server)[:2]
     assert again.last_user.startswith(first.last_user)
     told = again.last_user[len(first.last_user) :]
-    assert "The human ran a cell of their own (step 2)" in told, told
+    assert "The human ran a cell of their own (step 1)" in told, told
     assert MINE in told and f"mine {DOC_LEN}" in told, told
     view = cells(page)
     assert len(view) == 4, [c["source"][:30] for c in view]
-    assert view[2]["rlm"]["proposed"].strip() == NEW and view[2]["step"] == "1"
+    assert view[3]["rlm"]["proposed"].strip() == NEW and view[3]["step"] == "2"
     page.locator(f"{REVIEW} [data-rlm-review='accept']").click()
     view = wait_until(
         page,
         lambda: cells(page),
-        lambda cs: cs[2]["source"].strip() == NEW and review_lines(page) is None,
-        "the new code in step 1's cell, the diff gone",
+        lambda cs: cs[3]["source"].strip() == NEW and review_lines(page) is None,
+        "the new code in step 2's cell, the diff gone",
     )
-    assert view[2]["badge"] == "RLM step 1" and view[2]["rlm"]["step"] == 1
-    assert view[3]["badge"] == "RLM step 2 · human" and "rlm-step-human" in view[3]["classes"]
+    assert view[3]["badge"] == "RLM step 2" and view[3]["rlm"]["step"] == 2
+    assert view[2]["badge"] == "RLM step 1 · human" and "rlm-step-human" in view[2]["classes"]
     assert sorted(step_numbers(view, run_id)) == [1, 2], step_numbers(view, run_id)
 
-    # Run the accepted step: the next proposal is step 3 (its cell goes below step 1's, the cell
+    # Run the accepted step: the next proposal is step 3 (its cell goes below step 2's, the cell
     # that ran last); run it, and the run ends.
-    run_cell(page, 2)
+    run_cell(page, 3)
     view = wait_until(
         page,
         lambda: cells(page),
         lambda cs: len(cs) == 5 and [c["step"] for c in cs].count("3") == 1,
-        "step 3 proposed after the human's step 2",
+        "step 3 proposed after step 2",
         timeout=30,
     )
     third = next(i for i, c in enumerate(view) if c["step"] == "3")
-    assert view[2]["output"].strip() == "lines: 40"
+    assert view[3]["output"].strip() == "lines: 40" and third == 4
     assert view[third]["source"].strip() == FINAL and view[third]["rlm"]["author"] == "root"
     assert "The human ran" not in roots(lm_server)[2].last_user  # told once, with the regenerate
     run_cell(page, third)
@@ -175,7 +184,7 @@ def test_a_human_cell_then_regenerate(page: Any, lab: Any, lm_server: ScriptedSe
     numbers = step_numbers(view, run_id)
     assert sorted(numbers) == [1, 2, 3], numbers  # no second step 1, no number twice
     by_step = {c["rlm"]["step"]: c for c in view if (c["rlm"] or {}).get("step")}
-    assert [by_step[n]["rlm"]["author"] for n in (1, 2, 3)] == ["root", "human", "root"]
+    assert [by_step[n]["rlm"]["author"] for n in (1, 2, 3)] == ["human", "root", "root"]
     assert all(c["count"] is not None for c in by_step.values())  # every step cell ran
 
     panel = wait_until(
@@ -185,7 +194,7 @@ def test_a_human_cell_then_regenerate(page: Any, lab: Any, lm_server: ScriptedSe
         "the runs panel showing the finished run",
     )
     steps = [(s["step"], s["author"], s["status"]) for s in panel["runs"][0]["steps"]]
-    assert steps == [(1, "root", "done"), (2, "human", "done"), (3, "root", "done")], steps
+    assert steps == [(1, "human", "done"), (2, "root", "done"), (3, "root", "done")], steps
     wait_until(page, lambda: status_text(page), lambda s: s == "RLM: idle", "the toolbar idle again")
 
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")

@@ -188,3 +188,58 @@ def test_a_regenerated_request_keeps_only_the_fence_of_the_worked_opening():
     run.receive_reply(reply(first.prefill + 'city")\n```'))
     again = run.regenerate()
     assert again.prefill == "```repl\n" and again.closing is None and again.sampling is not None
+
+
+def _loop(events: list):
+    from rlm_kernel.driver import Loop, RunParts
+
+    run = new_run(events)
+
+    class Tree:
+        cancelled = False
+
+        class budget:  # noqa: N801 - stands for the budget's one method used here
+            @staticmethod
+            def check() -> None:
+                return None
+
+    class Subcalls:
+        step = None
+
+    parts = RunParts(run, Tree(), None, Subcalls(), None)  # type: ignore[arg-type]
+    return run, Loop(parts)
+
+
+def test_a_human_cell_that_runs_while_a_step_waits_takes_its_number_and_the_step_the_next():
+    events: list = []
+    _, loop = _loop(events)
+    loop.start()
+    first = loop.send(reply("```repl\na = 1\n```"))
+    assert isinstance(first, Execute) and first.step == 1
+    moved = loop.human_step("print(context[:3])", "abc\n", None, 0.1)
+    assert moved == Execute(2, first.code)  # it ran after the human's cell
+    after = loop.send(Ran("a = 2", StepOutcome(ExecResult(""))))  # edited before it ran
+    assert isinstance(after, AskRoot)
+    assert loop.human_step("x = 1", "", None, 0.1) is None  # no step waits: the next number
+    again = loop.send(reply("```repl\nb = 1\n```"))
+    assert isinstance(again, Execute) and again.step == 4
+    finished = [e.step for e in events if type(e).__name__ == "StepFinished"]
+    assert finished == [1, 2, 3]
+    started = [(e.step, e.author) for e in events if type(e).__name__ == "StepStarted"]
+    assert started == [(1, "root"), (1, "human"), (2, "root"), (3, "human"), (4, "root")]
+    (edit,) = [e for e in events if type(e).__name__ == "HumanEdit"]
+    assert edit.step == 2 and edit.executed == "a = 2"
+
+
+def test_a_human_cell_that_runs_while_a_step_is_proposed_again_takes_its_number():
+    events: list = []
+    _, loop = _loop(events)
+    loop.start()
+    loop.send(reply("```repl\nimport os\n```"))
+    ask = loop.send(Regenerate())
+    assert isinstance(ask, AskRoot)
+    assert loop.human_step("print(1)", "1\n", None, 0.1) is None
+    step = loop.send(reply("```repl\nprint(len(context))\n```"))
+    assert isinstance(step, Execute) and step.step == 2  # after the human's step 1
+    started = [(e.step, e.author) for e in events if type(e).__name__ == "StepStarted"]
+    assert started == [(1, "root"), (1, "human"), (2, "root")]

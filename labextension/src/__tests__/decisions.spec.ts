@@ -8,6 +8,7 @@ import {
   isRlmKernel,
   nextMode,
   onProposal,
+  placeIndex,
   proposalIndex,
   stepCellMeta,
   takesHumanMeta,
@@ -70,6 +71,24 @@ describe('proposed steps', () => {
     reason: '',
     can_regenerate: false
   };
+
+  it('of a run go after the cell that ran last, never above a cell of the run', () => {
+    const step = (n: number) => ({ run_id: 'r1', step: n, author: 'root' as const, proposed: '', reply: '' });
+    const cells = [
+      { id: 'mine-before', meta: { run_id: 'r1', step: 6, author: 'human' as const } },
+      { id: 'rlm', meta: null },
+      { id: 's1', meta: step(1) },
+      { id: 'mine-between', meta: { run_id: 'r1', step: 4, author: 'human' as const } },
+      { id: 's2', meta: step(2) },
+      { id: 'waiting', meta: step(7) },
+      { id: 'other', meta: { run_id: 'r0', step: 1, author: 'root' as const, proposed: '', reply: '' } }
+    ];
+    expect(placeIndex(cells, 's2', 'r1')).toBe(6); // below the run's last cell
+    expect(placeIndex(cells, 'mine-before', 'r1')).toBe(6); // a cell run above does not pull it up
+    expect(placeIndex(cells, 'mine-before', 'r1', 'waiting')).toBe(5); // the cell moved is not counted
+    expect(placeIndex(cells, 'other', 'r1')).toBe(7);
+    expect(placeIndex(cells, null, 'r2')).toBe(7);
+  });
 
   it('go right after the cell named, or at the end', () => {
     expect(insertIndex(['a', 'b', 'c'], 'b')).toBe(2);

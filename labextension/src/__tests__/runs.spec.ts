@@ -459,6 +459,20 @@ describe('tool calls', () => {
     ]);
   });
 
+  it('number a human cell that ran while a step waited as that step, and the step the next', () => {
+    const log = new RunLog();
+    log.applyMessage(started('r1', 'step'));
+    log.applyMessage(events(rootReply(1), stepStarted(1)));
+    log.bindCell('r1', 1, 'proposal');
+    expect(log.cellRun('mine', 'print(1)')).toBe('human');
+    log.applyMessage(events(stepStarted(1, 'human', { code: 'print(1)' }), stepFinished(1), stepStarted(2, 'root', { code: 'code 1' })));
+    const [one, two] = log.get('r1')!.steps;
+    expect([one.step, one.author, one.cellId, one.status]).toEqual([1, 'human', 'mine', 'done']);
+    expect([two.step, two.author, two.cellId, two.status, two.code]).toEqual([2, 'root', 'proposal', 'waiting', 'code 1']);
+    expect(two.reply).not.toBeNull();
+    expect(log.stepOfCell('proposal')![1].step).toBe(2);
+  });
+
   it('come back from a saved trajectory', () => {
     const log = new RunLog();
     log.applySaved([
