@@ -156,6 +156,12 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
          "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
          "--votes", "1"],
     ),
+    "holdout-1.5b-one-root": (
+        "holdout-0.5b-one-root with the bundled 1.5B model as root and sub-model: the default model's choice",
+        ["--tasks", "logs,workbook,threads,configs", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1"],
+    ),
 }  # fmt: skip
 
 
@@ -171,7 +177,6 @@ def run(name: str) -> int:
     if proc.returncode != 0:
         print(proc.stderr[-4000:], file=sys.stderr)
         return proc.returncode
-    relative_paths(out)
     table = proc.stdout.split("\n\nResults:")[0].strip()
     command = "python -m rlm_kernel.eval run " + " ".join(args) + " --split test"
     (out / "SUMMARY.md").write_text(
@@ -180,14 +185,6 @@ def run(name: str) -> int:
         f"{_cpus()} CPU(s), Python {platform.python_version()}.\n"
     )
     return 0
-
-
-def relative_paths(out: Path) -> None:
-    """Committed results name each trajectory by its path in the sweep's folder, not on this machine."""
-    for name in ("results.jsonl", "results.csv"):
-        path = out / name
-        if path.exists():
-            path.write_text(path.read_text().replace(f"{out.resolve()}/", ""))
 
 
 def _cpus() -> str:

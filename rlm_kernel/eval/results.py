@@ -17,7 +17,7 @@ import os
 import threading
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,7 @@ class Row:
     wall_s: float = 0.0
     iterations: int = 0
     context_chars: int = 0
-    trajectory: str | None = None
+    trajectory: str | None = None  # on disk, relative to the results folder; read, absolute
     crashed: bool = False
     meta: dict[str, Any] | None = None
     tips: str = ""  # the digest of the tips a "+tips" method ran with; rows before tips have none
@@ -104,6 +104,8 @@ class ResultsDir:
         """Every row on disk; when a rollout ran more than once (after a crash), its last row."""
         latest: dict[str, Row] = {}
         for row in _read(self.jsonl):
+            if row.trajectory is not None and not Path(row.trajectory).is_absolute():
+                row = replace(row, trajectory=str(self.path.resolve() / row.trajectory))
             latest[row.key] = row
         return list(latest.values())
 
@@ -111,8 +113,17 @@ class ResultsDir:
         """Keys of the rollouts that need not run again."""
         return {row.key for row in self.rows() if not row.crashed}
 
+    def _on_disk(self, row: Row) -> Row:
+        """The row as written: its trajectory named relative to this folder, so that results moved
+        or committed name no path of the machine they ran on."""
+        if row.trajectory is not None:
+            path, folder = Path(row.trajectory), self.path.resolve()
+            if path.is_absolute() and path.is_relative_to(folder):
+                return replace(row, trajectory=str(path.relative_to(folder)))
+        return row
+
     def add(self, row: Row) -> None:
-        line = json.dumps(row.to_dict(), ensure_ascii=False, default=str) + "\n"
+        line = json.dumps(self._on_disk(row).to_dict(), ensure_ascii=False, default=str) + "\n"
         with self._lock, open(self.jsonl, "ab") as f:
             if f.tell() and not self._ends_with_newline():  # a line cut short by a crash: start afresh
                 line = "\n" + line
@@ -135,7 +146,7 @@ class ResultsDir:
             writer = csv.DictWriter(f, fieldnames=COLUMNS)
             writer.writeheader()
             for row in self.rows():
-                data = row.to_dict()
+                data = self._on_disk(row).to_dict()
                 data["expected"] = (
                     json.dumps(data["expected"])
                     if not isinstance(data["expected"], str)

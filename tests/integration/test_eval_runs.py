@@ -116,6 +116,9 @@ def test_a_sweep_scores_every_rollout_and_keeps_it(server: ScriptedServer, tmp_p
     records = results.to_records()
     assert len(records) == 8 and {"task_id", "score", "expected", "wall_s", "trajectory"} <= set(records[0])
     # The files: one row a line, the CSV, the sweep's settings (no key), the trajectories.
+    assert (
+        str(tmp_path) not in (tmp_path / "results.jsonl").read_text() + (tmp_path / "results.csv").read_text()
+    )
     lines = (tmp_path / "results.jsonl").read_text().splitlines()
     assert len(lines) == 8 and all(json.loads(x)["method"] in ("rlm", "base") for x in lines)
     csv_lines = (tmp_path / "results.csv").read_text().splitlines()
