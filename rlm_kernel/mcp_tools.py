@@ -9,9 +9,10 @@ structured content), and each call is a ``tool_call`` event, as for a Python too
 (``isError``) is that call's result for a sub-model, and an :class:`MCPToolError` for the root's code.
 
 Lifecycle. A server is started on first need: when a config takes it and lists its tools. Its
-session then stays open for the runs that follow, on the process's runtime loop (one task holds the
-SDK's contexts, which must be entered and left in one task), and ends at :meth:`MCPServer.close`
-(or the ``with`` block's end) or at the process's exit, which stops a stdio server's process. A call
+session then stays open for the runs that follow, on its runtime's loop (one task holds the SDK's
+contexts, which must be entered and left in one task; the runtime is ``runtime=``, else the
+process's default one), and ends at :meth:`MCPServer.close` (or the ``with`` block's end) or when
+that runtime closes (the default one at the process's exit), which stops a stdio server's process. A call
 whose connection broke ends that session; the next call opens a new one. A server that cannot start
 is a one-line :class:`~rlm_kernel.errors.ConfigError` naming the command or URL, with the last line
 the server wrote to its stderr.
@@ -24,7 +25,6 @@ it: the server's ``repr``, its errors, and its tools' results pass through a
 from __future__ import annotations
 
 import asyncio
-import atexit
 import concurrent.futures
 import functools
 import inspect
@@ -84,6 +84,7 @@ class MCPServer:
         cwd: str | Path | None = None,
         headers: Mapping[str, str] | None = None,
         timeout: float = 60.0,
+        runtime: Runtime | None = None,
     ) -> None:
         if transport not in ("stdio", "streamable_http"):
             raise ConfigError(f"An MCP server is reached over stdio or streamable_http, not {transport!r}.")
@@ -98,6 +99,7 @@ class MCPServer:
         self.args = tuple(str(a) for a in args)
         self.cwd = cwd
         self.timeout = timeout
+        self.runtime = runtime  # whose loop holds its session, and whose close ends it
         self._env = dict(env or {})
         self._headers = dict(headers or {})
         secrets = [*self._env.values(), *self._headers.values()]
@@ -116,19 +118,25 @@ class MCPServer:
         env: Mapping[str, str] | None = None,
         cwd: str | Path | None = None,
         timeout: float = 60.0,
+        runtime: Runtime | None = None,
     ) -> MCPServer:
         """A server this process starts as ``command args...`` and talks to over its stdin and stdout.
         ``env`` is added to the SDK's small default environment (``PATH``, ``HOME``, ...); ``timeout``
         is the seconds to wait for it to start, and for each call's reply."""
-        return cls("stdio", command, args=args, env=env, cwd=cwd, timeout=timeout)
+        return cls("stdio", command, args=args, env=env, cwd=cwd, timeout=timeout, runtime=runtime)
 
     @classmethod
     def streamable_http(
-        cls, url: str, *, headers: Mapping[str, str] | None = None, timeout: float = 60.0
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 60.0,
+        runtime: Runtime | None = None,
     ) -> MCPServer:
         """A running server at ``url`` (its MCP endpoint, often ending in ``/mcp``), reached over
         streamable HTTP with ``headers`` on every request (``{"Authorization": "Bearer ..."}``)."""
-        return cls("streamable_http", url, headers=headers, timeout=timeout)
+        return cls("streamable_http", url, headers=headers, timeout=timeout, runtime=runtime)
 
     # -- what users and errors see ------------------------------------------------------------
     @property
@@ -269,7 +277,7 @@ class MCPServer:
         with self._lock:
             if self._session is not None and not self._session.ended.done():
                 return self._session
-            runtime = default_runtime()
+            runtime = self.runtime or default_runtime()
             if runtime.in_loop():
                 raise RuntimeError(
                     f"MCP server {self.label}: a tool cannot be called from the runtime's loop"
@@ -288,8 +296,7 @@ class MCPServer:
             except ConfigError:
                 wait_future(session.ended, CLOSE_TIMEOUT)  # its process is gone before the error is seen
                 raise
-            self._session = session
-            _opened(self)
+            self._session = runtime.adopt(session)
             return session
 
     def _end(self, session: _Session) -> None:
@@ -304,7 +311,6 @@ class MCPServer:
             session, self._session = self._session, None
         if session is not None:
             session.close()
-        _OPEN.discard(self)
 
     @asynccontextmanager
     async def _connect(self, errlog: IO[str]) -> AsyncIterator[Any]:
@@ -395,10 +401,12 @@ class _Session:
         finally:
             errlog.close()
             self.ended.set_result(None)
+            self.runtime.release(self)
 
     def close(self) -> None:
         """Ask the task to leave its contexts (a cancel, while it is still starting), and wait until it
         has; from the loop's own thread, or once the loop is gone, only ask."""
+        self.runtime.release(self)
         if self.ended.done():
             return
 
@@ -414,25 +422,6 @@ class _Session:
             return
         if not self.runtime.in_loop():
             wait_future(self.ended, CLOSE_TIMEOUT)
-
-
-# The servers with an open session, closed at exit (before the runtime's loop closes: atexit runs in
-# reverse order, and the hook is registered after the runtime it uses).
-_OPEN: set[MCPServer] = set()
-_hooked = False
-
-
-def _opened(server: MCPServer) -> None:
-    global _hooked
-    _OPEN.add(server)
-    if not _hooked:
-        atexit.register(_close_all)
-        _hooked = True
-
-
-def _close_all() -> None:
-    for server in list(_OPEN):
-        server.close()
 
 
 # -- from the server's JSON schemas to a Python signature ----------------------------------------

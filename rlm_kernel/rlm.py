@@ -239,7 +239,9 @@ class RLM:
         try:
             if executor is None:
                 c = config
-                executor = make_executor(c.executor, c.executor_kwargs, tag=run_id, namespace=namespace)
+                executor = make_executor(
+                    c.executor, c.executor_kwargs, tag=run_id, namespace=namespace, runtime=self.runtime
+                )
             parts = prepare(
                 tree,
                 config,

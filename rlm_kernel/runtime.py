@@ -4,9 +4,12 @@ A run's waits (sub-calls, steps, stops) are on a future, an event or a condition
 signals when it ends, or on a deadline, not on a timer that looks again. Three waits still look
 again, each where nothing signals: whether a gateway's remote kernel lives, llama.cpp's readiness at
 start-up, and the sandboxed kernel's own memory watch. A :class:`Runtime` is a context manager:
-closing it cancels its pools' calls, stops its loop and joins its thread. :func:`default_runtime`
-is the process's shared one, created on first use; ``RLM(runtime=...)`` takes another, so an
-embedding application can own (and close) the thread its runs use.
+closing it ends what it owns (kernels and their warm pools, model-server leases, MCP sessions: each
+held by :meth:`Runtime.own` or :meth:`Runtime.adopt`, last made first), cancels its pools' calls,
+stops its loop and joins its thread. :func:`default_runtime` is the process's shared one, created on
+first use and the only one closed at exit; ``RLM(runtime=...)`` takes another, so an embedding
+application can own (and close) everything its runs start. No runtime installs a signal handler
+unless asked (:meth:`Runtime.close_on_sigterm`).
 
 A :class:`StopSignal` is a run tree's "stop now": set by a cancel, or reached at its deadline
 (``max_timeout``). It is callable like a ``stop_when()`` and waitable, so a step's watchdog, a
@@ -19,13 +22,16 @@ import asyncio
 import atexit
 import concurrent.futures
 import ctypes
+import logging
 import os
+import signal
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterable
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine, Hashable, Iterable
+from typing import Any, Protocol, TypeVar
 
 __all__ = [
+    "Closeable",
     "Runtime",
     "StopSignal",
     "Watchdog",
@@ -36,6 +42,15 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+C = TypeVar("C", bound="Closeable")
+log = logging.getLogger(__name__)
+
+
+class Closeable(Protocol):
+    """What a runtime can own: something that ends what it started when closed."""
+
+    def close(self) -> Any: ...
+
 
 # On POSIX a blocked lock wait is interrupted by a signal, so Ctrl-C reaches a thread waiting on a
 # future at once. Elsewhere (Windows) it is not: there the wait is cut into slices this long, so a
@@ -197,7 +212,8 @@ class Watchdog:
 
 class Runtime:
     """The event loop (on a daemon thread, started on first use) that sub-calls and kernels run
-    on, the watchdog of running steps, and the sub-call pools open on the loop."""
+    on, the watchdog of running steps, the sub-call pools open on the loop, and every resource a
+    run starts (kernels, leases, sessions), which :meth:`close` ends."""
 
     def __init__(self, name: str = "rlm-runtime") -> None:
         self.name = name
@@ -206,6 +222,9 @@ class Runtime:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._pools: set[Any] = set()  # SubcallPool; they are cancelled when the runtime closes
+        self._owned: dict[Hashable, Any] = {}  # key -> the one resource of that kind
+        self._adopted: list[Closeable] = []  # closed in reverse order, owned ones among them
+        self._closing = False  # resources are being closed: no new ones, the loop still runs
         self._closed = False
 
     @property
@@ -245,6 +264,48 @@ class Runtime:
         """Whether the caller runs on this runtime's loop thread (where waiting on it would hang)."""
         return self._thread is not None and threading.current_thread() is self._thread
 
+    def own(self, key: Hashable, make: Callable[[], C]) -> C:
+        """The runtime's one resource under ``key`` (a module's kernels, its leases), made on first
+        ask and closed with the runtime."""
+        with self._lock:
+            self._refuse_if_closing()
+            held = self._owned.get(key)
+            if held is None:
+                held = self._owned[key] = make()
+                self._adopted.append(held)
+            return held  # type: ignore[no-any-return]
+
+    def adopt(self, resource: C) -> C:
+        """Close ``resource`` with the runtime, unless :meth:`release` comes first."""
+        with self._lock:
+            self._refuse_if_closing()
+            self._adopted.append(resource)
+        return resource
+
+    def release(self, resource: Closeable) -> None:
+        """``resource`` was closed by its owner: the runtime need not close it."""
+        with self._lock:
+            if resource in self._adopted:
+                self._adopted.remove(resource)
+
+    def _refuse_if_closing(self) -> None:
+        if self._closing:
+            raise RuntimeError("this Runtime is closed: create another, or use default_runtime()")
+
+    def close_on_sigterm(self) -> None:
+        """Asked for by a process that wants SIGTERM to end this runtime's kernels and servers
+        before it goes (nothing installs it unasked). From the main thread; only where SIGTERM has
+        no handler yet."""
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+            return
+
+        def on_sigterm(signum: int, frame: Any) -> None:
+            self.close(10.0)
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+        signal.signal(signal.SIGTERM, on_sigterm)
+
     def _opened(self, pool: Any) -> None:
         with self._lock:
             self._pools.add(pool)
@@ -254,10 +315,21 @@ class Runtime:
             self._pools.discard(pool)
 
     def close(self, timeout: float = 5.0) -> None:
-        """Cancel the calls of every open pool, stop the loop, and join its thread."""
+        """End what the runtime owns (last made first, while its loop still runs), cancel the calls
+        of every open pool, stop the loop, and join its thread."""
+        if self.in_loop():
+            raise RuntimeError("a Runtime cannot be closed from its own loop")
         with self._lock:
-            if self._closed:
+            if self._closing:
                 return
+            self._closing = True
+            resources, self._adopted, self._owned = self._adopted[::-1], [], {}
+        for resource in resources:
+            try:
+                resource.close()
+            except Exception:  # a boundary: one that fails to close must not keep the rest open
+                log.warning("rlm_kernel: closing %r failed", resource, exc_info=True)
+        with self._lock:
             self._closed = True
             pools, loop, thread = list(self._pools), self._loop, self._thread
         for pool in pools:
@@ -265,8 +337,6 @@ class Runtime:
         self.watchdog.close()
         if loop is None or thread is None:
             return
-        if thread is threading.current_thread():
-            raise RuntimeError("a Runtime cannot be closed from its own loop")
 
         async def cancel_tasks() -> None:
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
@@ -274,6 +344,7 @@ class Runtime:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             await loop.shutdown_asyncgens()
+            await loop.shutdown_default_executor()  # the threads of asyncio.to_thread
 
         done = asyncio.run_coroutine_threadsafe(cancel_tasks(), loop)
         wait_future(done, timeout)
@@ -297,7 +368,22 @@ def default_runtime() -> Runtime:
     """The process's shared runtime, created on first use and closed at exit."""
     global _default
     with _default_lock:
-        if _default is None or _default.closed:
+        if _default is None or _default._closing:
             _default = Runtime()
-            atexit.register(_default.close)
+            _at_exit(_default.close)
         return _default
+
+
+def _at_exit(close: Callable[[], None]) -> None:
+    """At exit what the runtime owns goes before the interpreter stops its thread pools (an HTTP
+    client resolving a gateway's address needs one), where CPython allows it: its thread-exit hooks
+    run last registered first, so this registers after concurrent.futures' own. At exit otherwise."""
+    import concurrent.futures.thread  # noqa: F401 - registers its own stop first, so that this runs before
+
+    register = getattr(threading, "_register_atexit", None)
+    try:
+        if register is None:
+            raise RuntimeError("no thread-exit hooks here")
+        register(close)
+    except RuntimeError:  # the interpreter is already shutting down, or no such hooks
+        atexit.register(close)

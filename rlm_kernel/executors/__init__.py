@@ -8,6 +8,7 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from ..errors import ConfigError
+from ..runtime import Runtime
 from .base import Executor
 
 __all__ = ["make_executor", "check_executor"]
@@ -29,6 +30,9 @@ def _class(name: str) -> type:
     raise ConfigError(f"Unknown executor {name!r}: choose one of local, kernel, gateway.")
 
 
+_NOT_SETTINGS = ("tag", "runtime")  # given by the run, not by executor_kwargs
+
+
 def check_executor(name: str, kwargs: Mapping[str, Any]) -> None:
     """A one-line ConfigError now for executor_kwargs the executor does not take."""
     if name == "local":
@@ -41,7 +45,7 @@ def check_executor(name: str, kwargs: Mapping[str, Any]) -> None:
             for cls in _class(name).__mro__
             if "__init__" in vars(cls) and cls is not object
             for p in inspect.signature(cls.__init__).parameters.values()
-            if p.kind is p.KEYWORD_ONLY and p.name != "tag" and not p.name.startswith("_")
+            if p.kind is p.KEYWORD_ONLY and p.name not in _NOT_SETTINGS and not p.name.startswith("_")
         }
     )
     for key in kwargs:
@@ -59,8 +63,15 @@ def check_executor(name: str, kwargs: Mapping[str, Any]) -> None:
 
 
 def make_executor(
-    name: str, kwargs: Mapping[str, Any], *, tag: str, namespace: MutableMapping[str, Any] | None = None
+    name: str,
+    kwargs: Mapping[str, Any],
+    *,
+    tag: str,
+    namespace: MutableMapping[str, Any] | None = None,
+    runtime: Runtime | None = None,
 ) -> Executor:
+    """The executor ``name`` with its settings; a kernel's is owned by ``runtime`` (the run's, else the
+    one of the first run bound, else the process's default one)."""
     if name == "local":
         from .local import LocalExecutor
 
@@ -69,4 +80,4 @@ def make_executor(
         raise ConfigError(
             f"namespace= is for the local executor: the {name} executor's variables live in its kernel."
         )
-    return _class(name)(tag=tag, **kwargs)
+    return _class(name)(tag=tag, runtime=runtime, **kwargs)

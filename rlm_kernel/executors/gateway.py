@@ -29,7 +29,9 @@ from typing import Any
 
 from ..errors import ConfigError
 from .bridge import MAX_MESSAGE
-from .kernel import START_S, Kernel, KernelError, KernelExecutor
+from .errors import KernelError
+from .kernel import Kernel, KernelExecutor
+from .pool import START_S
 
 __all__ = ["GatewayExecutor", "GatewayKernel", "SANDBOX_KERNEL"]
 

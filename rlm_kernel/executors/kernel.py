@@ -12,48 +12,48 @@ when the protocol allows it; a kernel that breaks the protocol is ended, and its
 one. What the kernel prints outside a step's capture is kept only while a step runs and only up to
 ``output_cap``; the rest is counted and dropped.
 
-Every kernel of the process is driven from the default runtime's asyncio loop
-(:mod:`rlm_kernel.runtime`); the executors, which the drivers call from their own threads, wait on
+Every kernel is driven from its runtime's asyncio loop (:mod:`rlm_kernel.runtime`: the run's, else
+the process's default one); the executors, which the drivers call from their own threads, wait on
 futures of that loop, and a step's time limit and its run's stop are watched there, as deadlines
-and a signal, never by looking again. Every kernel the process started, warm or in use, is shut
-down and its folders removed when the process exits, on SIGTERM too; folders of a host killed
-outright are removed by the next one.
+and a signal, never by looking again. The runtime owns its kernels and warm pools (:mod:`.pool`):
+closing it shuts every one down and removes its folders, and the default runtime does so when the
+process exits (on SIGTERM too, where the process asks: :meth:`~rlm_kernel.runtime.Runtime.close_on_sigterm`);
+folders of a host killed outright are removed by the next one.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import base64
 import collections
 import concurrent.futures
 import contextlib
 import ctypes
 import dataclasses
-import functools
 import inspect
 import io
 import itertools
 import json
 import os
 import pickle
-import signal
 import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
-from ..errors import ConfigError, RLMError
+from ..errors import ConfigError
 from ..helpers import Helpers
 from ..protocol import FinalDirective
 from ..repl import truncate
-from ..runtime import StopSignal, default_runtime, wait_future
+from ..runtime import Runtime, StopSignal, default_runtime, wait_future
 from . import bridge, sandbox
 from .base import ExecResult, RemoteContext, StepOutcome
 from .bridge import MARK, ProtocolError
+from .errors import KernelError, KernelStuck, NotSandboxed
 from .inkernel import str_layout
+from .pool import START_S, KernelPool, kernels_of
 
 __all__ = [
     "KernelExecutor",
@@ -71,28 +71,11 @@ __all__ = [
 # ends, and the next command starts it again (a few ms).
 PARK_AFTER_S = 30.0
 ALIVE_CHECK_S = 1.0  # how often a kernel that is not an :class:`Exits` is asked whether it lives
-START_S = 120.0  # for a kernel to start and load this module, many starting at once on 2 cores
 STEP_TIMEOUT_S = 300.0  # the default step_timeout: seconds of a step's own work in the kernel
 CPU_LOOK_S = 0.25  # how often a step waiting on the host is looked at, when its CPU counts
 PART_BYTES = 4 << 20  # a context crosses a remote kernel's channel in parts of this size
 WRITE_CHARS = 8 << 20  # and is written for a local kernel this many characters at a time
 ISOLATIONS = ("sandbox", "none")
-
-
-class KernelError(RLMError):
-    """A kernel could not start, died, or stopped answering."""
-
-
-class KernelStuck(KernelError):
-    """A step that did not end when interrupted."""
-
-
-class NotSandboxed(KernelError):
-    """A kernel that should be in a sandbox of its own is not (``why``)."""
-
-    def __init__(self, why: str) -> None:
-        super().__init__(f"the kernel is not sandboxed: {why}")
-        self.why = why
 
 
 @dataclass(frozen=True)
@@ -103,9 +86,17 @@ class Lost:
     broken: bool = False
 
 
-# -- the loop every kernel of the process runs on ------------------------------------------------
+# -- the default runtime's, for scripts and benchmarks that start sessions by hand -----------------
 def on_kernel_loop(coro: Any) -> concurrent.futures.Future[Any]:
     return default_runtime().submit(coro)
+
+
+def close_all() -> None:
+    """Shut down every kernel of the default runtime, warm or in use; later runs start new ones."""
+    kernels_of(default_runtime()).close()
+
+
+close_pools = close_all
 
 
 # -- what a kernel must offer: local (jupyter_client) or remote (gateway.py) -----------------------
@@ -164,11 +155,14 @@ class KernelSession:
         self,
         kernel: Kernel,
         *,
+        runtime: Runtime | None = None,
         memory_mb: int | None = None,
         cpu_s: float | None = None,
         isolated: bool = True,
     ) -> None:
         self.kernel = kernel
+        self.runtime = runtime or default_runtime()
+        self.when_closed: list[Callable[[], None]] = []  # its runtime's Kernels forgets it
         self.memory_mb = memory_mb
         self.cpu_s = cpu_s
         self.isolated = isolated
@@ -197,12 +191,7 @@ class KernelSession:
 
     # -- starting --------------------------------------------------------------------------
     async def start(self) -> None:
-        _live.add(self)  # from now on: a process that exits while this starts still ends it
-        try:
-            await self.kernel.start(self._on_message)
-        except BaseException:
-            _live.discard(self)  # a kernel that failed to start has cleaned up after itself
-            raise
+        await self.kernel.start(self._on_message)
         memory = self.memory_mb * (1 << 20) if self.memory_mb else None
         setup = (
             "from rlm_kernel.executors import inkernel as _rlm\n"
@@ -448,7 +437,7 @@ class KernelSession:
         when ``stop_when`` (a :class:`~rlm_kernel.runtime.StopSignal`) fires, or after ``timeout``
         seconds of its own work (time spent waiting for the host's answers does not count), is
         interrupted; one that does not end within ``grace_s`` of that raises :class:`KernelStuck`."""
-        future = on_kernel_loop(self._supervised(command, StopSignal.of(stop_when), timeout, grace_s))
+        future = self.runtime.submit(self._supervised(command, StopSignal.of(stop_when), timeout, grace_s))
         wait_future(future)
         return future.result()
 
@@ -519,7 +508,8 @@ class KernelSession:
         if self._closing:
             return
         self._closing = True
-        _live.discard(self)
+        for forget in self.when_closed:
+            forget()
         for timer in (self._watch, self._park):
             if timer is not None:
                 timer.cancel()
@@ -529,125 +519,12 @@ class KernelSession:
         await self.kernel.shutdown()
         self._threads.shutdown(wait=False, cancel_futures=True)
 
-
-# -- every kernel of the process, ended when it goes ------------------------------------------------
-_live: set[KernelSession] = set()
-
-
-def close_all(timeout: float = 30.0) -> None:
-    """Shut down every kernel of the process, warm or in use, and remove their folders."""
-    with _pools_lock:  # their warm kernels are among those closed: a later run starts new pools
-        _pools.clear()
-    if not _live:
-        return
-
-    async def close() -> None:
-        await asyncio.gather(*(session.close() for session in list(_live)), return_exceptions=True)
-
-    with contextlib.suppress(Exception):  # the process is going: what could be closed was
-        on_kernel_loop(close()).result(timeout)
-
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    close_all(10.0)
-    signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)
-
-
-@functools.cache
-def _close_at_exit() -> None:
-    """At exit the kernels go before the process: before the interpreter stops its thread pools
-    (an HTTP client resolving a gateway's address needs one), where CPython allows it, which runs
-    what was registered last first; at exit otherwise."""
-    import concurrent.futures.thread  # noqa: F401 - registers its own stop first, so that this runs before
-
-    getattr(threading, "_register_atexit", atexit.register)(close_all)
-
-
-_on_sigterm_set = False
-
-
-def _clean_up_at_exit() -> None:
-    """The kernels go at exit, and on SIGTERM where nothing else handles it (set from the main thread)."""
-    global _on_sigterm_set
-    _close_at_exit()
-    if not _on_sigterm_set and threading.current_thread() is threading.main_thread():
-        _on_sigterm_set = True
-        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-            signal.signal(signal.SIGTERM, _on_sigterm)
-
-
-# -- a warm pool of kernels -------------------------------------------------------------------
-class KernelPool:
-    """Kernels started ahead, so a run gets one in milliseconds; each serves one run and goes."""
-
-    def __init__(self, factory: Callable[[], KernelSession], size: int = 1) -> None:
-        self.factory = factory
-        self.size = size
-        self._warm: collections.deque[concurrent.futures.Future[KernelSession]] = collections.deque()
-        self._lock = threading.Lock()
-
-    def _start_one(self) -> concurrent.futures.Future[KernelSession]:
-        session = self.factory()
-
-        async def start() -> KernelSession:
-            await session.start()
-            return session
-
-        return on_kernel_loop(start())
-
-    def fill(self) -> None:
-        with self._lock:
-            while len(self._warm) < self.size:
-                self._warm.append(self._start_one())
-
-    def acquire(self) -> KernelSession:
-        """A warm kernel, or a new one when none is warm or the warm one died while it waited."""
-        with self._lock:
-            warm = self._warm.popleft() if self._warm else None
-        self.fill()
-        session = None if warm is None else _ready(warm)
-        if session is None or session.dead is not None:
-            if session is not None:
-                on_kernel_loop(session.close())
-            session = _ready(self._start_one())
-        return session
-
-    def close(self) -> None:
-        with self._lock:
-            warm, self._warm = list(self._warm), collections.deque()
-        for future in warm:
-            with contextlib.suppress(Exception):  # one that never started has nothing to close
-                on_kernel_loop(future.result(timeout=START_S).close()).result(timeout=30)
-
-
-def _ready(future: concurrent.futures.Future[KernelSession]) -> KernelSession:
-    try:
-        return future.result(timeout=START_S)
-    except concurrent.futures.TimeoutError:
-        raise KernelError(f"no kernel was ready within {START_S:g} s") from None
-
-
-_pools: dict[tuple[Any, ...], KernelPool] = {}
-_pools_lock = threading.Lock()
-
-
-def pool_for(key: tuple[Any, ...], factory: Callable[[], KernelSession], size: int) -> KernelPool:
-    """The process's pool for kernels of one kind and limits."""
-    with _pools_lock:
-        pool = _pools.get(key)
-        if pool is None:
-            pool = _pools[key] = KernelPool(factory, size)
-    return pool
-
-
-def close_pools() -> None:
-    """Shut down every warm kernel of the process."""
-    with _pools_lock:
-        pools = list(_pools.values())
-        _pools.clear()
-    for pool in pools:
-        pool.close()
+    def join_threads(self, timeout: float) -> None:
+        """After :meth:`close`, from a thread other than the loop's: wait up to ``timeout`` for the
+        bridge's threads to end (a call of the kernel's still running holds one)."""
+        deadline = time.monotonic() + timeout
+        for thread in list(self._threads._threads):  # the executor's shutdown() has no timeout
+            thread.join(max(deadline - time.monotonic(), 0.0))
 
 
 # -- the executor ------------------------------------------------------------------------------
@@ -665,7 +542,8 @@ class KernelExecutor:
     their number and ``file_mb`` any one file; ``cpu_s`` limits the kernel's CPU time;
     ``step_timeout`` ends a step that works longer (interrupt, then restart); ``max_subcalls``
     bounds the sub-calls of a run; ``output_cap`` is the most characters of a step's output that
-    leave the kernel."""
+    leave the kernel. ``runtime`` owns the kernel (its loop drives it, its close ends it): by default
+    the runtime of the first run bound, else the process's default one."""
 
     kind = "kernel"
 
@@ -684,6 +562,7 @@ class KernelExecutor:
         output_cap: int = 1_000_000,
         warm: int = 1,
         tag: str = "",
+        runtime: Runtime | None = None,
         _parent: KernelExecutor | None = None,
     ) -> None:
         if isolation not in ISOLATIONS:
@@ -702,6 +581,7 @@ class KernelExecutor:
         self.warm = warm
         self.tag = tag or uuid.uuid4().hex[:12]
         self._root = _parent._root if _parent is not None else self
+        self._runtime = runtime  # the root's is the one its kernel runs on
         self._restarting = threading.Lock()  # the root's: one restart of its kernel at a time
         self._session: KernelSession | None = _parent._root._session if _parent is not None else None
         self._children: list[KernelExecutor] = []
@@ -715,7 +595,6 @@ class KernelExecutor:
         if _parent is not None:  # a child run's namespace, in its parent's kernel, on its terms
             for name in self._SHARED:
                 setattr(self, name, getattr(_parent, name))
-        _clean_up_at_exit()
 
     _SHARED = ("kernel_name", "isolation", "memory_mb", "limits", "cpu_s", "step_timeout")
     _SHARED += ("interrupt_grace_s", "max_subcalls", "output_cap", "warm")
@@ -740,21 +619,35 @@ class KernelExecutor:
             self.cpu_s,
         )
 
+    @property
+    def runtime(self) -> Runtime:
+        """The runtime that owns this run's kernel."""
+        root = self._root
+        if root._runtime is None:
+            root._runtime = default_runtime()
+        return root._runtime
+
     def _pool(self) -> KernelPool:
+        runtime = self.runtime
+
         def factory() -> KernelSession:
             isolated = self.isolation == "sandbox"
             return KernelSession(
-                self.new_kernel(), memory_mb=self.memory_mb, cpu_s=self.cpu_s, isolated=isolated
+                self.new_kernel(),
+                runtime=runtime,
+                memory_mb=self.memory_mb,
+                cpu_s=self.cpu_s,
+                isolated=isolated,
             )
 
-        return pool_for(self._pool_key(), factory, self.warm)
+        return kernels_of(runtime).pool(self._pool_key(), factory, self.warm)
 
     @property
     def session(self) -> KernelSession:
         root = self._root
         if root._session is None:
             try:
-                root._session = root._pool().acquire()
+                root._session = cast(KernelSession, root._pool().acquire())
             except NotSandboxed as exc:
                 raise KernelError(self.not_sandboxed(exc.why)) from None
             root._session.output_cap = root.output_cap
@@ -773,6 +666,9 @@ class KernelExecutor:
     ) -> None:
         self._subcalls = subcalls
         self.stop_when = stop_when
+        stop = StopSignal.of(stop_when)
+        if self._root._runtime is None and stop is not None:  # a run's kernel is its runtime's
+            self._root._runtime = stop.runtime
         self._context = context
         # The small profile's helpers are rebuilt in the kernel; other functions (tools) run here,
         # called through the bridge, so what they hold (a key, a connection) never enters it.
@@ -894,7 +790,7 @@ class KernelExecutor:
             if root._session is not failed:
                 return  # the other one restarted it
             root._session = None
-            on_kernel_loop(failed.close())
+            failed.runtime.submit(failed.close())
             for executor in (root, *root._children):
                 if not isinstance(executor._context, RemoteContext):
                     executor._bind()
@@ -919,7 +815,7 @@ class KernelExecutor:
                     session.request(bridge.Forget(tag=self.tag, refs=[self._context.ref]))
             return []
         self._session = None
-        on_kernel_loop(session.close()).result(timeout=30)
+        session.runtime.submit(session.close()).result(timeout=30)
         return []
 
     def describe(self) -> dict[str, Any]:

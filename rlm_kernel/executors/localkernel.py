@@ -18,7 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 from . import bridge, sandbox, seccomp
-from .kernel import START_S, KernelError
+from .errors import KernelError
+from .pool import START_S
 
 __all__ = ["LocalKernel", "protect_host"]
 

@@ -47,14 +47,14 @@ roles: consecutive assistant or user turns, an assistant turn first. Without a
 leading system message it inserts Qwen's default one ("You are Qwen, created by
 Alibaba Cloud..."); a trailing assistant message is continued, not closed.
 
-:func:`shared_server` keeps one started server per model and settings for the
-whole process, so that tests and notebooks that start many runs pay the start
-once; they are stopped at interpreter exit.
+:func:`shared_server` keeps one started server per model and settings for a
+runtime (:class:`~rlm_kernel.runtime.Runtime`; the process's default one unless
+given), so that tests and notebooks that start many runs pay the start once; they
+are stopped when the runtime closes (the default one at interpreter exit).
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import http.client
 import json
@@ -66,8 +66,9 @@ from pathlib import Path
 from typing import Any
 
 from rlm_kernel.errors import ConfigError, LocalServerError
+from rlm_kernel.runtime import Runtime, default_runtime
 
-__all__ = ["LlamaServer", "LocalServerError", "shared_server", "stop_shared_servers"]
+__all__ = ["LlamaServer", "LocalServerError", "SharedServers", "shared_server", "stop_shared_servers"]
 
 _HOST = "127.0.0.1"
 HEALTH_RETRY_S = 0.05  # between /health probes while the model loads
@@ -307,47 +308,54 @@ class LlamaServer:
             time.sleep(HEALTH_RETRY_S)
 
 
-# -- one server per model and settings, for the whole process ----------------------------------
-
-_shared: dict[tuple, LlamaServer] = {}
-_shared_lock = threading.Lock()
-_atexit_registered = False
-
-
+# -- one server per model and settings, for a runtime -------------------------------------------
 # Requests the local server of the bundled models serves at once, by default: a vote's roots, or a
 # root's sub-calls, are batched. Requests batched together are computed with other numerics, so a
 # greedy reply can differ with what else runs at the time.
 LOCAL_SLOTS = 3
 
 
-def shared_server(model_path: str | os.PathLike, **kw: Any) -> LlamaServer:
-    """A started :class:`LlamaServer` shared by everyone in this process asking for the same one.
+class SharedServers:
+    """A runtime's started servers, one per model and settings; closing it (with the runtime)
+    stops them."""
+
+    def __init__(self) -> None:
+        self._servers: dict[tuple[Any, ...], LlamaServer] = {}
+        self._lock = threading.Lock()
+
+    def get(self, path: Path, kw: dict[str, Any]) -> LlamaServer:
+        key = (str(path), *sorted(kw.items()))
+        with self._lock:
+            server = self._servers.get(key)
+            if server is None:
+                server = self._servers[key] = LlamaServer(path, **kw)
+            server.start()  # a no-op when running
+            return server
+
+    def close(self) -> None:
+        with self._lock:
+            servers = list(self._servers.values())
+            self._servers.clear()
+        for server in servers:
+            server.stop()
+
+
+def shared_server(model_path: str | os.PathLike, *, runtime: Runtime | None = None, **kw: Any) -> LlamaServer:
+    """A started :class:`LlamaServer` shared by everyone asking ``runtime`` (the process's default
+    runtime unless given) for the same one.
 
     Servers are keyed by the model's resolved path, ``n_ctx`` and the other settings
     in ``kw``; a shared server that someone stopped is started again. All are stopped
-    at interpreter exit, or by :func:`stop_shared_servers`. Do not stop one you got
-    here unless you mean to stop it for everyone.
+    when the runtime closes (the default one at interpreter exit), or by
+    :func:`stop_shared_servers`. Do not stop one you got here unless you mean to stop
+    it for everyone.
     """
     path = Path(model_path).expanduser().resolve()
     kw.setdefault("n_ctx", 8192)
     kw.setdefault("n_parallel", LOCAL_SLOTS)
-    key = (str(path), *sorted(kw.items()))
-    global _atexit_registered
-    with _shared_lock:
-        server = _shared.get(key)
-        if server is None:
-            server = _shared[key] = LlamaServer(path, **kw)
-        if not _atexit_registered:
-            atexit.register(stop_shared_servers)
-            _atexit_registered = True
-        server.start()  # a no-op when running
-        return server
+    return (runtime or default_runtime()).own(SharedServers, SharedServers).get(path, kw)
 
 
 def stop_shared_servers() -> None:
-    """Stop every server :func:`shared_server` started and forget them."""
-    with _shared_lock:
-        servers = list(_shared.values())
-        _shared.clear()
-    for server in servers:
-        server.stop()
+    """Stop every server :func:`shared_server` started on the default runtime, and forget them."""
+    default_runtime().own(SharedServers, SharedServers).close()

@@ -25,13 +25,13 @@ Theory of operation:
 - llama.cpp requires an API key the daemon makes at random, so that other users of the machine
   cannot use its TCP port; clients get it over the socket. The key is never logged.
 
-Within one process :func:`lease` keeps one lease per key, so ``make_lm("local")`` made many times costs
-one connection.
+A runtime (:class:`~rlm_kernel.runtime.Runtime`; the process's default one unless given) keeps one
+lease per key, so ``make_lm("local")`` made many times costs one connection, and closing the runtime
+lets its leases go.
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import hashlib
 import json
@@ -45,6 +45,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,7 @@ from typing import Any
 
 from rlm_kernel.errors import ConfigError, LocalServerError
 from rlm_kernel.lm.llama_server import LOCAL_SLOTS
+from rlm_kernel.runtime import Runtime, default_runtime
 
 __all__ = [
     "MODE_VAR",
@@ -61,7 +63,9 @@ __all__ = [
     "ServerKey",
     "Lease",
     "private_dir",
+    "Leases",
     "lease",
+    "leases_of",
     "close_leases",
     "serve",
 ]
@@ -239,18 +243,54 @@ class Lease:
         self.sock.close()
 
 
-_leases: dict[ServerKey, Lease] = {}
-_leases_lock = threading.Lock()
+class Leases:
+    """A runtime's leases, one per key; closing it (with the runtime) lets them go, and a server
+    with none left stops after its idle timeout."""
+
+    def __init__(self) -> None:
+        self._held: dict[ServerKey, Lease] = {}
+        self._lock = threading.Lock()
+        _TABLES.add(self)
+
+    def get(self, key: ServerKey, idle_timeout: float | None, timeout: float) -> Lease:
+        with self._lock:
+            held = self._held.get(key)
+            if held is not None and held.alive:
+                return held
+            if held is not None:  # its server stopped (someone ended it): find or start another
+                held.close()
+            if not Path(key.model_path).is_file():
+                raise ConfigError(
+                    f"No model file at {key.model_path}: fetch it with `python -m rlm_kernel.models fetch`."
+                )
+            self._held[key] = held = _open_lease(key, _idle_timeout(idle_timeout), timeout)
+            return held
+
+    def __bool__(self) -> bool:
+        return bool(self._held)
+
+    def close(self) -> None:
+        with self._lock:
+            held = list(self._held.values())
+            self._held.clear()
+        for one in held:
+            one.close()
+
+    def _forget_in_child(self) -> None:
+        """A forked child holds none of its parent's leases (they are the parent's to keep or close),
+        and a lock the parent held while a model loaded is not held in the child."""
+        self._lock = threading.Lock()
+        for held in self._held.values():
+            held.sock.close()  # the child's copy: the parent's lease stays open
+        self._held.clear()
+
+
+_TABLES: weakref.WeakSet[Leases] = weakref.WeakSet()
 
 
 def _forget_leases_in_child() -> None:
-    """A forked child holds none of its parent's leases (they are the parent's to keep or close),
-    and a lock the parent held while a model loaded is not held in the child."""
-    global _leases_lock
-    _leases_lock = threading.Lock()
-    for held in _leases.values():
-        held.sock.close()  # the child's copy: the parent's lease stays open
-    _leases.clear()
+    for table in list(_TABLES):
+        table._forget_in_child()
 
 
 if hasattr(os, "register_at_fork"):
@@ -269,36 +309,26 @@ def lease(
     n_threads: int | None = None,
     idle_timeout: float | None = None,
     timeout: float = START_TIMEOUT,
+    runtime: Runtime | None = None,
 ) -> Lease:
-    """This process's lease on the machine's server for the model and settings, started if need be.
+    """``runtime``'s lease (the process's default runtime's if none is given) on the machine's
+    server for the model and settings, started if need be; the runtime's close lets it go.
 
     ``idle_timeout`` (seconds; default ``$RLM_LOCAL_SERVER_IDLE`` or 300) applies only to a server
     this call starts. Raises :class:`LocalServerError` naming the server's log when it cannot start.
     """
     key = ServerKey.of(model_path, n_ctx=n_ctx, n_parallel=n_parallel, n_threads=n_threads)
-    with _leases_lock:
-        held = _leases.get(key)
-        if held is not None and held.alive:
-            return held
-        if held is not None:  # its server stopped (someone ended it): find or start another
-            held.close()
-        if not Path(key.model_path).is_file():
-            raise ConfigError(
-                f"No model file at {key.model_path}: fetch it with `python -m rlm_kernel.models fetch`."
-            )
-        if not _leases:  # the first: this process lets its leases go as it ends, not by the collector
-            atexit.register(close_leases)
-        _leases[key] = held = _open_lease(key, _idle_timeout(idle_timeout), timeout)
-        return held
+    return leases_of(runtime or default_runtime()).get(key, idle_timeout, timeout)
+
+
+def leases_of(runtime: Runtime) -> Leases:
+    """The leases ``runtime`` holds, let go with it."""
+    return runtime.own(Leases, Leases)
 
 
 def close_leases() -> None:
-    """Close this process's leases (a server with none left stops after its idle timeout)."""
-    with _leases_lock:
-        held = list(_leases.values())
-        _leases.clear()
-    for one in held:
-        one.close()
+    """Close the default runtime's leases (a server with none left stops after its idle timeout)."""
+    leases_of(default_runtime()).close()
 
 
 def _idle_timeout(given: float | None) -> float:

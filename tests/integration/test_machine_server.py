@@ -30,6 +30,7 @@ from rlm_kernel import models
 from rlm_kernel.errors import ConfigError, LocalServerError
 from rlm_kernel.lm import machine_server, make_lm
 from rlm_kernel.lm.machine_server import DIR_VAR, MODE_VAR, ServerKey
+from rlm_kernel.runtime import default_runtime
 
 pytestmark = pytest.mark.local_model
 
@@ -199,7 +200,7 @@ def test_the_daemon_keeps_no_provider_key_and_a_forked_child_holds_no_lease(
     child = os.fork()
     if child == 0:  # the child's lease table is empty, and its copy of the socket closed
         os.close(read)
-        ok = not machine_server._leases and held.sock.fileno() == -1
+        ok = not machine_server.leases_of(default_runtime()) and held.sock.fileno() == -1
         os.write(write, b"1" if ok else b"0")
         os._exit(0)
     os.close(write)

@@ -103,6 +103,8 @@ def test_a_kernel_that_is_not_sandboxed_is_refused(server: ScriptedServer, gatew
 HOST = """
 import signal, sys, time
 from rlm_kernel.executors.gateway import GatewayExecutor
+from rlm_kernel.runtime import default_runtime
+default_runtime().close_on_sigterm()  # asked for: no handler is installed unasked
 executor = GatewayExecutor()  # the address and token from JUPYTER_GATEWAY_URL and _AUTH_TOKEN
 executor.bind("ctx", None, None)
 executor.execute("x = 1", step=1)

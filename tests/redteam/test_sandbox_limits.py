@@ -134,6 +134,8 @@ def test_a_step_that_ignores_interrupts_ends_with_the_default_settings(
 HOST = """
 import os, sys, time
 from rlm_kernel.executors.kernel import KernelExecutor
+from rlm_kernel.runtime import default_runtime
+default_runtime().close_on_sigterm()  # asked for: no handler is installed unasked
 executor = KernelExecutor({kwargs})
 executor.bind("x" * 300_000, None, None)
 print(executor.execute("import os; print(os.getpid())", step=1).result.stdout.strip(), flush=True)
