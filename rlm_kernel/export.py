@@ -7,10 +7,15 @@ what ran:
 - A target is a reply of the root whose code, if any, ran. Where a human edited a step before it
   ran, the target (and the history after it) holds the code that actually ran. A proposal that
   never ran (set aside by Regenerate, or still waiting when the run ended) is never a target.
+- Every reply is written with whole code blocks: the small profile's stop sequence (``"\n```\n"``)
+  ends a reply at its first block's closing fence and drops that fence, so a block left open at
+  the end of a reply is closed (``whole_code_blocks``). Only the export changes, never the
+  trajectory, and never the code: the blocks are the ones the engine ran.
 - ``rejected`` holds replies the human turned down for the target: proposals set aside by
   Regenerate, the proposal as it was before the human's edit, and the reply a branch replaced.
-  None of them is the target's text again (compared without line endings, trailing spaces or
-  blank lines at either end); such a pair is left out, the sample kept.
+  Replies are compared whole, without line endings, trailing spaces, blank lines at either end or
+  spaces around a fence: each distinct one is kept once, none is the target's text again; the
+  others are left out (and counted), the sample kept.
 - A cell the human ran during the run is part of the conversation the root saw (a user turn),
   never a target.
 
@@ -35,8 +40,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,6 +72,7 @@ __all__ = [
     "Conversation",
     "conversations",
     "samples",
+    "whole_code_blocks",
     "read_inputs",
     "read_results",
     "main",
@@ -120,21 +128,51 @@ class Conversation:
         return sum(not t.ran for t in self.turns)
 
 
+_FENCE_LINE = re.compile(r"^[ \t]*```(.*)$", re.M)
+
+
+def _ends_open(text: str) -> bool:
+    """Whether ``text`` ends inside a fenced block, as Markdown reads it: a fence line opens a block,
+    and a bare one closes it. (A runnable block the engine reads as open is open here too.)"""
+    inside = False
+    for m in _FENCE_LINE.finditer(text):
+        inside = not inside or bool(m.group(1).strip())
+    return inside
+
+
+def whole_code_blocks(reply: str) -> str:
+    """The reply with a block left open at its end closed by a fence, as a reader of training data
+    expects it; the code of its blocks is the code the engine ran from it, unchanged."""
+    if not _ends_open(reply):
+        return reply
+    whole = reply.rstrip() + "\n```"
+    # Where fences are glued together on one line (six backticks), a closing fence can make the
+    # engine read the blocks otherwise: then the reply stays as it ran.
+    return whole if code_blocks(whole) == code_blocks(reply) else reply
+
+
 def _normal(text: str) -> str:
-    """A reply as compared for sameness: line endings, trailing spaces and blank lines at either end
-    do not count. A preference pair of one text teaches nothing but noise."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return "\n".join(line.rstrip() for line in lines).strip()
+    """A reply as compared for sameness: whole code blocks; line endings, trailing spaces, blank
+    lines at either end and spaces around a fence do not count. A preference pair of one text
+    teaches nothing but noise."""
+    lines = whole_code_blocks(text).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(line.strip() if _FENCE_LINE.match(line) else line.rstrip() for line in lines).strip()
 
 
-def _alternatives(rejected: Iterable[str], target: str) -> list[str]:
-    """The replies turned down for ``target``, each once, none with the target's text."""
-    seen, kept = {_normal(target)}, []
+def _alternatives(rejected: Iterable[str], target: str) -> tuple[list[str], Counter[str]]:
+    """The replies turned down for ``target``, whole, each once, none with the target's text; and
+    how many were left out, by why (``rejected_same_as_target``, ``rejected_repeated``)."""
+    same, seen, kept = _normal(target), set(), []
+    left_out: Counter[str] = Counter()
     for reply in rejected:
-        if (key := _normal(reply)) not in seen:
+        if (key := _normal(reply)) == same:
+            left_out["rejected_same_as_target"] += 1
+        elif key in seen:
+            left_out["rejected_repeated"] += 1
+        else:
             seen.add(key)
-            kept.append(reply)
-    return kept
+            kept.append(whole_code_blocks(reply))
+    return kept, left_out
 
 
 def _code_spans(text: str) -> list[tuple[int, int]]:
@@ -287,27 +325,47 @@ def _mark_choice(branch: Conversation, parent: Conversation | None) -> None:
             branch.prefix[k] = {**branch.prefix[k], "content": turn.target}
 
 
-def samples(conversation: Conversation, max_chars: int | None = None) -> Iterator[dict[str, Any]]:
-    """One sample per root turn that ran; the history holds the corrected replies of earlier turns."""
-    history = [{"role": m["role"], "content": m["content"]} for m in conversation.prefix]
+def _as_is(text: str) -> str:
+    return text
+
+
+def samples(
+    conversation: Conversation,
+    max_chars: int | None = None,
+    *,
+    redact: Callable[[str], str] = _as_is,
+    left_out: Counter[str] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """One sample per root turn that ran; the history holds the corrected replies of earlier turns.
+
+    Every text passes ``redact`` once, before replies are compared: two replies that differ only in
+    a secret are one. ``left_out`` adds up the rejected replies not written, by why."""
+
+    def message(role: str, content: str) -> dict[str, str]:
+        content = redact(content)
+        return {"role": role, "content": whole_code_blocks(content) if role == "assistant" else content}
+
+    history = [message(m["role"], m["content"]) for m in conversation.prefix]
     for turn in conversation.turns:
         if turn.history is not None:  # the root saw its notes in place of the turns before
-            history = [{"role": m["role"], "content": m["content"]} for m in turn.history]
-        history.append({"role": "user", "content": turn.user})
-        target = {"role": "assistant", "content": turn.target}
+            history = [message(m["role"], m["content"]) for m in turn.history]
+        history.append(message("user", turn.user))
+        target = message("assistant", turn.target)
         messages = [*history, target]
         history.append(target)
         if not turn.ran:
             continue
         if max_chars is not None and sum(len(m["content"]) for m in messages) > max_chars:
             continue
-        rejected = _alternatives(turn.rejected, turn.target)
+        rejected, dropped = _alternatives(map(redact, turn.rejected), target["content"])
+        if left_out is not None:
+            left_out.update(dropped)
         yield {
             "messages": messages,
             "run_id": conversation.run_id,
             "turn": turn.number,
             "edited": turn.edited,
-            "has_code": bool(code_blocks(turn.target)),
+            "has_code": bool(code_blocks(target["content"])),
             **({"repaired": list(turn.repairs)} if turn.repairs else {}),
             # Preference data: replies the human turned down for this one.
             **({"rejected": [{"role": "assistant", "content": r} for r in rejected]} if rejected else {}),
@@ -318,18 +376,6 @@ def samples(conversation: Conversation, max_chars: int | None = None) -> Iterato
                 else {}
             ),
         }
-
-
-def _distinct(sample: dict[str, Any]) -> dict[str, Any]:
-    """The sample with no rejected reply of its target's text (redaction may have made two alike)."""
-    if "rejected" not in sample:
-        return sample
-    target = sample["messages"][-1]["content"]
-    kept = _alternatives((r["content"] for r in sample["rejected"]), target)
-    if len(kept) == len(sample["rejected"]):
-        return sample
-    rejected = [{"role": "assistant", "content": r} for r in kept]
-    return {k: rejected if k == "rejected" else v for k, v in sample.items() if k != "rejected" or kept}
 
 
 def is_results_folder(path: Path) -> bool:
@@ -452,13 +498,14 @@ def main(argv: list[str] | None = None) -> int:
                 stats.children += 1
                 continue
             repair(conv, enabled)
-            # The samples as they will be written: repaired, redacted, no rejected reply of the
-            # target's text. The filters come last, on these, so what they promise holds.
-            every = [_distinct(redactor.value(s)) for s in samples(conv)]
+            # The samples as they will be written: repaired, redacted, whole, each rejected reply
+            # once and none of the target's text. The filters come last, on these, so what they
+            # promise holds.
+            left_out: Counter[str] = Counter()
+            every = list(samples(conv, redact=redactor.text, left_out=left_out))
             stats.never_ran += conv.never_ran
-            stats.rejected_left_out += sum(len(t.rejected) for t in conv.turns if t.ran) - sum(
-                len(s.get("rejected", ())) for s in every
-            )
+            stats.rejected_same_as_target += left_out["rejected_same_as_target"]
+            stats.rejected_repeated += left_out["rejected_repeated"]
             stats.before.add(every)
             score = scores.get(conv.run_id, 1.0 if conv.succeeded else 0.0)
             if score == 0:

@@ -7,6 +7,11 @@ including the turn, which is what ``--max-chars`` caps. "Before" is every sample
 (repaired, redacted); "after" is exactly the samples written, so its turns per trajectory never go
 below ``--min-turns``. The filters run in this order, each counting what it dropped: runs scored 0,
 turns over ``--max-chars``, runs left with fewer than ``--min-turns`` turns.
+
+Each count says what it counts, and counts each thing once: "rejected replies" are the distinct
+ones in the samples (as written: whole, each once per sample); what was left out before the
+filters is counted by why, a rejected reply of its target's text apart from one that repeats
+another rejected reply of the same sample.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ class Side:
     turns_per_trajectory: list[int] = field(default_factory=list)
     chars_per_turn: list[int] = field(default_factory=list)
     repairs: Counter[str] = field(default_factory=Counter)
+    rejected: int = 0  # rejected replies in the samples (distinct within each one)
 
     def add(self, samples: Iterable[Mapping[str, Any]]) -> None:
         """One trajectory's samples (none: the trajectory is not counted)."""
@@ -47,6 +53,7 @@ class Side:
         for sample in rows:
             self.chars_per_turn.append(sample_chars(sample))
             self.repairs.update(sample.get("repaired", ()))
+            self.rejected += len(sample.get("rejected", ()))
 
     @property
     def turns(self) -> int:
@@ -64,6 +71,7 @@ class Side:
             },
             "chars_per_turn": _summary(self.chars_per_turn),
             "repairs": {kind: self.repairs.get(kind, 0) for kind in REPAIRS},
+            "rejected": self.rejected,
         }
 
 
@@ -90,8 +98,12 @@ class ExportStats:
     too_few_turns: int = 0  # runs left with fewer samples than min_turns (after too_long)
     too_long: int = 0  # turns
     children: int = 0  # child runs, not exported without --children
-    never_ran: int = 0  # turns whose proposal never ran (Regenerate, or the run ended first): no sample
-    rejected_left_out: int = 0  # rejected replies of their target's text (or repeated): not written
+    # Turns whose proposal never ran: still waiting when the run ended, or edited in a way that
+    # cannot be put back in the reply. No sample. (A proposal Regenerate set aside is not a turn:
+    # it is a rejected reply of the turn asked again.)
+    never_ran: int = 0
+    rejected_same_as_target: int = 0  # rejected replies of their target's text, compared whole: not written
+    rejected_repeated: int = 0  # rejected replies repeating an earlier one of the same sample: not written
     unscored: list[str] = field(default_factory=list)  # rollouts whose trajectory was not found
 
     def to_dict(self) -> dict[str, Any]:
@@ -105,7 +117,8 @@ class ExportStats:
             },
             "left_out": {
                 "never_ran_turns": self.never_ran,
-                "rejected_same_as_target": self.rejected_left_out,
+                "rejected_same_as_target": self.rejected_same_as_target,
+                "rejected_repeated": self.rejected_repeated,
             },
             "min_turns": self.min_turns,
             "max_chars": self.max_chars,
@@ -139,6 +152,7 @@ class ExportStats:
                 (f"repaired: {kind}", f"{b['repairs'][kind]:,}", f"{a['repairs'][kind]:,}")
                 for kind in REPAIRS
             ),
+            ("rejected replies", f"{b['rejected']:,}", f"{a['rejected']:,}"),
             ("dropped: runs scored 0", "", f"{self.scored_zero:,}"),
         ]
         if self.max_chars is not None:
@@ -146,8 +160,10 @@ class ExportStats:
         rows.append((f"dropped: runs of fewer than {self.min_turns} turns", "", f"{self.too_few_turns:,}"))
         if self.never_ran:
             rows.append(("left out: turns that never ran", f"{self.never_ran:,}", ""))
-        if self.rejected_left_out:
-            rows.append(("left out: rejected = target", f"{self.rejected_left_out:,}", ""))
+        if self.rejected_same_as_target:
+            rows.append(("left out: rejected = target", f"{self.rejected_same_as_target:,}", ""))
+        if self.rejected_repeated:
+            rows.append(("left out: rejected repeated", f"{self.rejected_repeated:,}", ""))
         widths = [max(len(r[i]) for r in [("export", "before", "after"), *rows]) for i in range(3)]
         lines = [
             f"| {'export':<{widths[0]}} | {'before':>{widths[1]}} | {'after':>{widths[2]}} |",

@@ -2,8 +2,11 @@
 
 ``check_samples`` holds written samples to the trajectories they came from: every target is a
 reply the run's root wrote (or that reply with a human's edit in it), its code ran, no ``rejected``
-is the target's text again, and each ``rejected`` is a reply a human turned down. With the
-export's ``--stats``, "after" must count exactly the samples written. ``check_files`` does all of
+is the target's text again or another ``rejected`` of the sample, and each ``rejected`` is a reply a
+human turned down. Every reply is written with whole code blocks (none left open, as a Markdown
+reader sees them); a reply is the recorded one when it is that reply or that reply with its last
+block closed. With the export's ``--stats``, "after" must count exactly the samples written, and
+its rejected replies. ``check_files`` does all of
 that for every trajectory in a folder, through the API and through the CLI with no run filtered
 out. The tests of ``rlm_kernel.export`` call it on each trajectory they produce.
 """
@@ -31,7 +34,7 @@ from rlm_kernel.export import main as export_main
 from rlm_kernel.export_stats import sample_chars
 from rlm_kernel.protocol import code_blocks
 
-__all__ = ["plain", "check_samples", "check_files", "trajectory_files"]
+__all__ = ["plain", "open_fence", "whole", "check_samples", "check_files", "trajectory_files"]
 
 
 def plain(text: str) -> str:
@@ -39,13 +42,27 @@ def plain(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").split("\n")).strip()
 
 
+def open_fence(text: str) -> bool:
+    """Whether a Markdown reader sees ``text`` end inside a fenced block (a bare fence closes one)."""
+    inside = False
+    for line in text.replace("\r\n", "\n").split("\n"):
+        if line.lstrip().startswith("```"):
+            inside = not inside or bool(line.lstrip()[3:].strip())
+    return inside
+
+
+def whole(text: str) -> str:
+    """A reply as a reader compares it: plain, with a block left open at its end closed."""
+    return plain(text) + ("\n```" if open_fence(text) else "")
+
+
 class _Run:
     """What one run's events say: code that ran, proposals, replies, what was turned down."""
 
     def __init__(self, events: list[Event]) -> None:
         self.started = next(e for e in events if isinstance(e, RunStarted))
-        self.replies = {e.text for e in events if isinstance(e, RootReply)}
-        self.set_aside = {e.reply for e in events if isinstance(e, ProposalRejected)}
+        self.replies = {whole(e.text) for e in events if isinstance(e, RootReply)}
+        self.set_aside = {whole(e.reply) for e in events if isinstance(e, ProposalRejected)}
         self.edited = {e.step: e for e in events if isinstance(e, HumanEdit)}
         self.ran: set[str] = set()  # code of each step that finished, as it ran
         self.proposed: set[str] = set()  # code of each root step proposed, run or not
@@ -87,16 +104,23 @@ def check_samples(
         messages = sample["messages"]
         assert messages[-1]["role"] == "assistant", where
         target = messages[-1]["content"]
+        for m in [*messages, *sample.get("rejected", [])]:
+            assert m["role"] != "assistant" or not open_fence(m["content"]), f"{where}: a block left open"
         # A reply the root wrote; edited or repaired, that reply with the change in it.
-        assert target in run.replies or sample["edited"] or sample.get("repaired"), f"{where}: not a reply"
+        assert whole(target) in run.replies or sample["edited"] or sample.get("repaired"), (
+            f"{where}: not a reply"
+        )
         # Its code ran (a block after a failing one is skipped by the engine: never proposed).
         for block in code_blocks(target):
             code = plain(block)
             assert code in run.ran or code not in run.proposed, f"{where}: a target whose code never ran"
             assert code not in run.human or code in run.proposed, f"{where}: a human's cell as a target"
+        seen = {whole(target)}
         for other in sample.get("rejected", []):
-            text = other["content"]
-            assert plain(text) != plain(target), f"{where}: rejected is the target"
+            text = whole(other["content"])
+            assert text != whole(target), f"{where}: rejected is the target"
+            assert text not in seen, f"{where}: a rejected reply twice"
+            seen.add(text)
             parent = runs.get(run.started.parent_run or "")
             turned_down = (
                 text in run.set_aside
@@ -115,6 +139,7 @@ def check_samples(
         chars = [sample_chars(s) for s in written]
         assert after["trajectories"] == len(per_run) and after["turns"] == len(written)
         assert after["characters"] == sum(chars)
+        assert after["rejected"] == sum(len(s.get("rejected", ())) for s in written)
         assert after["trajectories_by_turns"] == {
             str(n): k for n, k in sorted(Counter(per_run.values()).items())
         }
