@@ -30,8 +30,9 @@ from typing import Any
 from ..errors import ConfigError
 from .bridge import MAX_MESSAGE
 from .errors import KernelError
-from .kernel import Kernel, KernelExecutor
+from .kernel import KernelExecutor
 from .pool import START_S
+from .session import Kernel
 
 __all__ = ["GatewayExecutor", "GatewayKernel", "SANDBOX_KERNEL"]
 

@@ -19,7 +19,6 @@ import dataclasses
 import io
 import json
 import os
-import pickle
 import resource
 import socket
 import sys
@@ -35,7 +34,7 @@ from ..prompts import context_metadata
 from ..protocol import FinalDirective
 from ..repl import truncate
 from ..subcalls import batch_images, prompt_list
-from . import bridge
+from . import bridge, transfer
 from .base import ExecResult
 from .bridge import MARK, MAX_REQUEST, TooLarge
 from .local import STOPPED, LocalExecutor
@@ -230,14 +229,14 @@ class _Server:
         started = _clock()
         if c.path is not None:
             with open(c.path, "rb", buffering=0) as f:
-                value = _read(f, c.format, c.length, c.kind)
+                value = transfer.read(f, c.format, c.length, c.kind)
         else:
             data = io.BytesIO()
             for i in range(c.parts):
                 part = _ask(bridge.Part(c.tag, c.ref, i), c.tag)
                 data.write(base64.b64decode(part["value"]))
             data.seek(0)
-            value = _read(data, c.format)
+            value = transfer.read(data, c.format)
         self.contexts[c.ref] = value
         return bridge.Loaded(max(_clock() - started, 0.0))
 
@@ -322,61 +321,6 @@ def _everything_printed() -> Iterator[list[str]]:
             f.seek(0)
             printed[i] = buffer.getvalue() + f.read().decode("utf-8", "replace")
             f.close()
-
-
-# -- a large str, copied as CPython holds it ----------------------------------------------------
-# Encoding 200 MB to UTF-8 and decoding it again costs a second copy in each process and most of the
-# time; CPython's own layout (one, two or four bytes a character) is copied as it is instead, from
-# the host's string into a file and from the file into a new string of the kernel's.
-_MAXCHAR = {1: 0xFF, 2: 0xFFFF, 4: 0x10FFFF}
-
-
-def str_layout(text: str) -> tuple[int, int, int] | None:
-    """(bytes per character, address, size in bytes) of a compact CPython string; None elsewhere."""
-    if sys.implementation.name != "cpython" or type(text) is not str or not text:
-        return None
-    if text.isascii():
-        kind, header = 0, sys.getsizeof("") - 1
-    else:
-        header = sys.getsizeof("\xff") - 2
-        kind = (sys.getsizeof(text) - header) // (len(text) + 1)
-        if kind not in (1, 2, 4) or header + (len(text) + 1) * kind != sys.getsizeof(text):
-            return None
-    size = len(text) * max(kind, 1)
-    return kind, id(text) + header, size
-
-
-def _new_str(f: Any, length: int, kind: int) -> str:
-    """A new string of ``length`` characters of ``kind`` (0: ASCII), filled from ``f``."""
-    import ctypes
-
-    new = ctypes.pythonapi.PyUnicode_New
-    new.restype, new.argtypes = ctypes.py_object, (ctypes.c_ssize_t, ctypes.c_uint32)
-    text = new(length, _MAXCHAR.get(kind, 0x7F))
-    layout = str_layout(text)
-    if layout is None or layout[0] != kind:
-        raise ValueError("this interpreter lays strings out differently from the host's")
-    view = memoryview((ctypes.c_char * layout[2]).from_address(layout[1])).cast("B")
-    done = 0
-    while done < layout[2]:
-        n = f.readinto(view[done : done + (8 << 20)])
-        if not n:
-            raise ValueError(f"the context file ended after {done:,} of {layout[2]:,} bytes")
-        done += n
-    return text
-
-
-def _read(f: Any, format: str, length: int = 0, kind: int = 0) -> Any:
-    if format == "pickle":
-        return pickle.load(f)  # noqa: S301 - the host pickled it, for this kernel
-    if format == "str-raw":
-        return _new_str(f, length, kind)
-    data = f.read()
-    if format == "bytes":
-        return data
-    text = data.decode("utf-8", "surrogatepass")
-    del data
-    return text
 
 
 def _jsonable(value: Any) -> Any:

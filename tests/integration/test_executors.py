@@ -19,6 +19,7 @@ from waiting import wait_until
 from rlm_kernel import RLM
 from rlm_kernel.errors import ConfigError
 from rlm_kernel.executors import kernel as kernel_module
+from rlm_kernel.executors import session as session_module
 from rlm_kernel.executors.gateway import GatewayExecutor
 from rlm_kernel.executors.kernel import RESTARTED, KernelExecutor
 from rlm_kernel.executors.local import STOPPED
@@ -311,7 +312,7 @@ def test_output_of_threads_and_subprocesses_reaches_the_root(make_executor: Any)
 def test_an_idle_kernel_leaves_its_serve_cell_and_the_next_step_starts_it(
     make_executor: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(kernel_module, "PARK_AFTER_S", 0.2)
+    monkeypatch.setattr(session_module, "PARK_AFTER_S", 0.2)
     executor = make_executor()
     executor.bind("ctx", Echo(), None)
     run(executor, "y = 1")
