@@ -84,6 +84,12 @@ export function placeIndex(
   return Math.max(at, last + 1);
 }
 
+/** What Regenerate says when the root proposed the very code the step's cell holds already. */
+export function sameProposalText(msg: ProposeStepMsg): string {
+  const again = msg.can_regenerate ? ' Regenerate asks once more; or edit the cell, or run it.' : ' Edit the cell, or run it.';
+  return `Regenerate: the root proposed the same code for step ${msg.step} again.${again}`;
+}
+
 /** After inserting a proposed step: run it (auto), or hand it to the human for review (step). */
 export function onProposal(mode: Mode): 'run' | 'review' {
   return mode === 'auto' ? 'run' : 'review';

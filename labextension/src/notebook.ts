@@ -32,6 +32,7 @@ import {
   onReproposal,
   placeIndex,
   proposalIndex,
+  sameProposalText,
   stepCellMeta,
   takesHumanMeta,
   undoDialog,
@@ -98,6 +99,8 @@ export class RlmNotebook implements IDisposable {
   private generation = 0;
   private frame = 0;
   private _isDisposed = false;
+  /** The run whose waiting step Regenerate asked to propose again, until the proposal comes. */
+  private regenerating: string | null = null;
   /** Regenerate's reviews on show, by cell id. */
   private reviews = new Map<string, Review>();
 
@@ -170,6 +173,7 @@ export class RlmNotebook implements IDisposable {
     const run = this.log.active;
     if (run !== null && run.waitingFor !== null && run.canRegenerate) {
       run.canRegenerate = false; // one request at a time; the kernel's next run_state says again
+      this.regenerating = run.runId;
       this.send({ type: 'regenerate', run_id: run.runId, step: run.waitingFor });
       this.scheduleUpdate();
     }
@@ -492,6 +496,14 @@ export class RlmNotebook implements IDisposable {
   private async act(msg: KernelMsg, existing: string | null): Promise<void> {
     switch (msg.type) {
       case 'propose_step':
+        if (this.regenerating === msg.run_id) {
+          this.regenerating = null;
+          if (existing !== null && this.holdsProposal(existing, msg)) {
+            // The cell holds this very code already, so nothing in it changes: say so, or the
+            // button looks broken.
+            Notification.info(sameProposalText(msg), { autoClose: 8000 });
+          }
+        }
         if (existing !== null) {
           this.placeAgain(existing, msg);
         }

@@ -4,7 +4,8 @@ in a real JupyterLab in Chromium with the RLM Python kernel.
 - A cell the human runs while a step waits ran before that step: it takes the waiting step's
   number, and the waiting step (its cell, its code, edited or not) takes the next one and moves
   below the cell that ran, never above a cell of the run already there.
-- Regenerate of the renumbered step offers the new proposal for the same cell.
+- Regenerate of the renumbered step offers the new proposal for the same cell; one that brings
+  the same code says so.
 - The numbers in the cells' metadata, their badges, their execution order and the trajectory the
   run saves in the notebook agree, and they still do after save and reopen.
 
@@ -148,6 +149,7 @@ def test_human_cells_before_between_and_after_steps_read_in_the_order_they_ran(
             Reply(text=repl("Look at one.", THREE), delay=0.1),
             Reply(text=repl("Look at another.", THREE_AGAIN), delay=0.1),
             Reply(text=repl("Count.", FOUR), delay=0.1),
+            Reply(text=repl("Count, again.", FOUR), delay=0.1),
             Reply(text=repl("Done.", FINAL), delay=0.1),
         ]
     )
@@ -188,6 +190,12 @@ def test_human_cells_before_between_and_after_steps_read_in_the_order_they_ran(
     run_cell(page, index_of(page, THREE_AGAIN))
     proposed(page, 6, FOUR, "step 6 proposed")
     assert index_of(page, FOUR) == index_of(page, THREE_AGAIN) + 1
+
+    # Regenerate brings the same code: nothing in the cell changes, and the notebook says so.
+    wait_until(page, lambda: regenerate.is_enabled(), bool, "Regenerate enabled for step 6")
+    regenerate.click()
+    page.get_by_text("the root proposed the same code for step 6 again").wait_for()
+    proposed(page, 6, FOUR, "step 6 still waiting, its code the same")
 
     # Before: a cell above the run's %%rlm cell, run while step 6 waits: step 6; the proposal is 7.
     run_mine(page, 0, BEFORE, 6)

@@ -10,6 +10,7 @@ import {
   onProposal,
   placeIndex,
   proposalIndex,
+  sameProposalText,
   stepCellMeta,
   takesHumanMeta,
   takesNewProposal,
@@ -71,6 +72,14 @@ describe('proposed steps', () => {
     reason: '',
     can_regenerate: false
   };
+
+  it('say when Regenerate brought the same code, and what is left to do', () => {
+    const msg = { type: 'propose_step', run_id: 'r1', step: 3, code: 'x', reply: '', after_cell_id: null, mode: 'step', reason: '' } as const;
+    expect(sameProposalText({ ...msg, can_regenerate: true })).toBe(
+      'Regenerate: the root proposed the same code for step 3 again. Regenerate asks once more; or edit the cell, or run it.'
+    );
+    expect(sameProposalText({ ...msg, can_regenerate: false })).toContain('again. Edit the cell, or run it.');
+  });
 
   it('of a run go after the cell that ran last, never above a cell of the run', () => {
     const step = (n: number) => ({ run_id: 'r1', step: n, author: 'root' as const, proposed: '', reply: '' });
