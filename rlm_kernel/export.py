@@ -7,9 +7,9 @@ what ran:
 - A target is a reply of the root whose code, if any, ran. Where a human edited a step before it
   ran, the target (and the history after it) holds the code that actually ran. A proposal that
   never ran (set aside by Regenerate, or still waiting when the run ended) is never a target.
-- Every reply is written with whole code blocks: the small profile's stop sequence (``"\n```\n"``)
-  ends a reply at its first block's closing fence and drops that fence, so a block left open at
-  the end of a reply is closed (``whole_code_blocks``). Only the export changes, never the
+- Every reply is written with whole code blocks: the small profile's stop sequence (a line of
+  three backticks) ends a reply at its first block's closing fence and drops that fence, so a
+  block left open at the end of a reply is closed (``whole_code_blocks``). Only the export changes, never the
   trajectory, and never the code: the blocks are the ones the engine ran.
 - ``rejected`` holds replies the human turned down for the target: proposals set aside by
   Regenerate, the proposal as it was before the human's edit, and the reply a branch replaced.
