@@ -246,6 +246,9 @@ export function onReproposal(
 export interface CellInfo {
   id: string;
   meta: RlmCellMeta | null;
+  /** The cell's code, when known: a step that still holds the code kept by a Reject is not the
+   * human's edit. */
+  source?: string;
 }
 
 /** Whether Undo removes a cell of its run: the steps the root proposed (edited or not) and the
@@ -292,8 +295,19 @@ export function undoPlan(runId: string, cells: readonly CellInfo[], keep: string
     cellIds: mine.map(c => c.id),
     steps: steps.length,
     answers: mine.length - steps.length,
-    edited: steps.filter(c => isProposedMeta(c.meta) && c.meta.author === 'human-edited').length
+    edited: steps.filter(
+      c =>
+        isProposedMeta(c.meta) &&
+        c.meta.author === 'human-edited' &&
+        !(c.meta.kept !== undefined && c.source !== undefined && c.source.trim() === c.meta.kept.trim())
+    ).length
   };
+}
+
+/** The cells Undo keeps that name its run: the human's steps, which lose the run's marks. */
+export function undoKept(plan: UndoPlan, cells: readonly CellInfo[]): string[] {
+  const gone = new Set(plan.cellIds);
+  return cells.filter(c => !gone.has(c.id) && c.meta !== null && c.meta.run_id === plan.runId).map(c => c.id);
 }
 
 export interface UndoDialog {

@@ -36,6 +36,7 @@ import {
   stepCellMeta,
   takesHumanMeta,
   undoDialog,
+  undoKept,
   undoPlan,
   undoRunId,
   type CellInfo,
@@ -263,7 +264,7 @@ export class RlmNotebook implements IDisposable {
   /** The notebook's cells as Undo sees them. */
   private cellInfos(): CellInfo[] {
     const cells = this.panel.content.model?.sharedModel.cells ?? [];
-    return cells.map(c => ({ id: c.getId(), meta: readCellMeta(c.getMetadata('rlm')) }));
+    return cells.map(c => ({ id: c.getId(), meta: readCellMeta(c.getMetadata('rlm')), source: c.getSource() }));
   }
 
   /** Whether a run has cells Undo could remove (the toolbar's button; the active cell aside). */
@@ -329,18 +330,24 @@ export class RlmNotebook implements IDisposable {
     if (this.log.activeRunId === runId && run?.status === 'running') {
       return false;
     }
-    const gone = new Set(undoPlan(runId, this.cellInfos(), run?.cellId ?? null).cellIds);
+    const plan = undoPlan(runId, this.cellInfos(), run?.cellId ?? null);
+    const gone = new Set(plan.cellIds);
+    const kept = new Set(undoKept(plan, this.cellInfos()));
     for (const cellId of gone) {
       this.dropReview(cellId);
     }
     const shared = model.sharedModel;
     shared.transact(() => {
       for (let i = shared.cells.length - 1; i >= 0; i--) {
-        if (gone.has(shared.cells[i].getId())) {
+        const cell = shared.cells[i];
+        if (gone.has(cell.getId())) {
           shared.deleteCell(i);
+        } else if (kept.has(cell.getId())) {
+          cell.deleteMetadata('rlm'); // the human's cell stays, no longer a step of a run that is gone
         }
       }
     });
+    this.log.forget(runId); // the runs panel lists no step whose cell is gone
     this.scheduleUpdate(true);
     return true;
   }
@@ -709,6 +716,8 @@ export class RlmNotebook implements IDisposable {
     if (accept) {
       cell.model.sharedModel.setSource(review.msg.code);
       cell.model.setMetadata('rlm', { ...stepCellMeta(review.msg) });
+    } else {
+      cell.model.setMetadata('rlm', { ...stepCellMeta(review.msg), kept: review.kept });
     }
     decorateCell(cell, this.log);
     notebook.deselectAll();

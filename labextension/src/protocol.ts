@@ -54,6 +54,9 @@ export interface StepCellMeta {
   proposed: string;
   reply?: string;
   reason?: string; // why the step waited for the human (confirm-risky)
+  /** The code the cell kept when the human rejected a new proposal (Regenerate): run as it is,
+   * it is recorded as an edit of that proposal, though the human typed nothing. */
+  kept?: string;
 }
 
 /** `metadata.rlm` of a cell the human ran during a run: a human step. */

@@ -293,6 +293,17 @@ export class RunLog {
     return found !== undefined && found.author !== 'human' ? found.cellId : null;
   }
 
+  /** Forget a run (Undo removed its cells): the runs panel no longer lists it. */
+  forget(runId: string): void {
+    const run = this.byId.get(runId);
+    if (run === undefined || this.activeRunId === runId) {
+      return;
+    }
+    this.byId.delete(runId);
+    this.runs.splice(this.runs.indexOf(run), 1);
+    this.changed();
+  }
+
   /** Claim the answer cell of a run: true the first time only, so a repeated run_finished adds none. */
   claimAnswer(runId: string): boolean {
     if (this.answered.has(runId)) {

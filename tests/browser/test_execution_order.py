@@ -37,6 +37,8 @@ from pages import (  # noqa: E402
     open_notebook,
     repl,
     run_cell,
+    runs_view,
+    show_runs,
     status_text,
     wait_until,
     write_notebook,
@@ -233,3 +235,21 @@ def test_human_cells_before_between_and_after_steps_read_in_the_order_they_ran(
         page, lambda: cells(page), lambda cs: len(cs) == len(view) and answered(cs[-1]), "the notebook again"
     )
     assert [(c["source"], c["badge"]) for c in again] == [(c["source"], c["badge"]) for c in view]
+
+    # Undo: the run's own cells go; the human's stay, with no mark of the run left, and the runs
+    # panel forgets the run.
+    show_runs(page)
+    wait_until(
+        page, lambda: runs_view(page), lambda v: [r["id"] for r in v["runs"]] == [run_id], "the run listed"
+    )
+    page.evaluate("() => { void window.jupyterapp.commands.execute('rlm-kernel:undo-run'); }")
+    page.wait_for_selector(".jp-Dialog")
+    body = page.locator(".jp-Dialog .jp-Dialog-body").inner_text()
+    assert "6 cells" in body and "edited by you" not in body, body  # 5 steps and the answer
+    page.locator(".jp-Dialog .jp-mod-accept").click()
+    kept = wait_until(page, lambda: cells(page), lambda cs: len(cs) == 5, "the run's cells removed")
+    assert [c["source"] for c in kept] == [BEFORE, LOG_CELL, QUESTION, BETWEEN, AFTER]
+    assert all(c["rlm"] is None and c["badge"] is None for c in kept), [
+        (c["source"][:20], c["badge"]) for c in kept
+    ]
+    wait_until(page, lambda: runs_view(page), lambda v: v["runs"] == [], "the run gone from the runs panel")

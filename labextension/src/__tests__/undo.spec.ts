@@ -1,6 +1,6 @@
 /** Undo a run: which run, which of its cells go (never a human's, never the %%rlm cell), and the dialog. */
 
-import { editedMeta, humanCellMeta, undoDialog, undoPlan, undoRunId, type CellInfo } from '../decisions';
+import { editedMeta, humanCellMeta, undoDialog, undoKept, undoPlan, undoRunId, type CellInfo } from '../decisions';
 import type { StepCellMeta } from '../protocol';
 
 const step = (runId: string, n: number): StepCellMeta => ({
@@ -62,6 +62,22 @@ describe('the cells Undo removes', () => {
       answers: 1,
       edited: 1
     });
+  });
+
+  it("keeps the run's human steps, to lose its marks", () => {
+    expect(undoKept(undoPlan('r1', NOTEBOOK, 'magic1'), NOTEBOOK)).toEqual(['r1h2']);
+    expect(undoKept(undoPlan('r2', NOTEBOOK, 'magic2'), NOTEBOOK)).toEqual([]);
+  });
+
+  it('does not count as edited a step that ran with the code a Reject kept', () => {
+    const rejected = { ...editedMeta(step('r3', 1)), kept: 'print(0)' };
+    const cells: CellInfo[] = [
+      { id: 'a', meta: rejected, source: 'print(0)\n' },
+      { id: 'b', meta: { ...rejected, step: 2 }, source: 'print(0) # mine' },
+      { id: 'c', meta: editedMeta(step('r3', 3)), source: 'x' }
+    ];
+    expect(undoPlan('r3', cells).edited).toBe(2);
+    expect(undoPlan('r3', cells.slice(0, 1)).edited).toBe(0);
   });
 
   it('never the cell it is told to keep, whatever its metadata says', () => {
