@@ -94,7 +94,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       execute: () => current()?.stop()
     });
     app.commands.addCommand(CommandIDs.undoRun, {
-      label: 'Undo RLM run',
+      label: 'RLM: Undo Run',
       caption:
         'Remove the cells an RLM run inserted (the active cell\'s run, else the latest), after a confirmation. ' +
         'Variables are not restored.',

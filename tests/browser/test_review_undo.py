@@ -3,7 +3,7 @@
 - In step mode, Regenerate's new proposal for the waiting step shows as a diff under the step's
   cell, with Accept (the cell takes the new code) and Reject (the cell keeps its code, which the
   kernel then records as the human's edit of the new proposal).
-- "Undo RLM run" removes the cells a run inserted (its steps and its answer) after a confirmation
+- "RLM: Undo Run" removes the cells a run inserted (its steps and its answer) after a confirmation
   that says how many and that variables are not restored; the human's cells and the ``%%rlm`` cell
   stay.
 
@@ -181,7 +181,7 @@ def test_undo_removes_the_cells_a_run_inserted(page: Any, lab: Any, lm_server: S
     assert page.evaluate("() => window.jupyterapp.commands.hasCommand('rlm-kernel:undo-run')"), (
         "no Undo RLM run command"
     )
-    assert page.evaluate("() => window.jupyterapp.commands.label('rlm-kernel:undo-run')") == "Undo RLM run"
+    assert page.evaluate("() => window.jupyterapp.commands.label('rlm-kernel:undo-run')") == "RLM: Undo Run"
     run_cell(page, 0)
     run_cell(page, 1)
     wait_until(
@@ -204,7 +204,7 @@ def test_undo_removes_the_cells_a_run_inserted(page: Any, lab: Any, lm_server: S
     assert page.evaluate(enabled)
     # From a cell's context menu.
     page.locator(f"{PANEL} .jp-Cell").nth(5).click(button="right")
-    page.locator(".lm-Menu-itemLabel", has_text="Undo RLM run").click()
+    page.locator(".lm-Menu-itemLabel", has_text="RLM: Undo Run").click()
     dialog = wait_until(page, lambda: page.evaluate(DIALOG), bool, "the confirmation dialog")
     assert dialog["title"] == "Undo RLM run"
     assert "3 cells" in dialog["body"] and "Variables are not restored" in dialog["body"], dialog
