@@ -39,6 +39,8 @@ class ActionButton extends Widget {
   set(label: string, title: string, enabled: boolean, pressed = false): void {
     this.labelNode.textContent = label;
     this.button.title = title;
+    // A disabled button gets no pointer events, so its tooltip would never show: the item has it too.
+    this.node.title = title;
     this.button.disabled = !enabled;
     this.button.classList.toggle('lm-mod-toggled', pressed);
     this.button.setAttribute('aria-pressed', String(pressed));
