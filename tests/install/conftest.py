@@ -27,7 +27,7 @@ def _without(names: tuple[str, ...], farm: Path) -> str:
     return os.pathsep.join(parts)
 
 
-@pytest.fixture
-def path_without(tmp_path: Path) -> Callable[..., str]:
+@pytest.fixture(scope="module")
+def path_without(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., str]:
     """``path_without("bwrap")``: a PATH on which ``shutil.which("bwrap")`` finds nothing."""
-    return lambda *names: _without(names, tmp_path / "path")
+    return lambda *names: _without(names, tmp_path_factory.mktemp("path"))
