@@ -1,0 +1,404 @@
+"""The ACP agent: each ACP session is an RLM session (:meth:`RLM.session`), one REPL for its prompts.
+
+    initialize                   takes text, embedded files and texts, and links to files
+    session/new                  an RLM with the agent's settings; its REPL starts at the first prompt
+    session/prompt               blocks → question and context (blocks.py); the run's events stream
+                                 back as session/update (updates.py); the answer ends the turn
+    session/request_permission   asked before a step the session's mode holds for a human
+    session/set_mode             the permission ladder: auto, confirm-risky, step
+    session/cancel               stops the run; the prompt ends with stop reason ``cancelled``
+
+A run is driven by the async driver on a thread of its own, with its own event loop, so the
+connection's loop never waits on a run: a cancel or a permission answer is heard at once. Events
+come from the run's threads; they are queued onto the connection's loop and sent, in order, by one
+pump per prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import threading
+import uuid
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text, update_agent_thought_text
+from acp.helpers import SessionUpdate, update_current_mode
+from acp.interfaces import Client
+from acp.schema import (
+    AgentCapabilities,
+    AllowedOutcome,
+    ClientCapabilities,
+    Implementation,
+    InitializeResponse,
+    NewSessionResponse,
+    PermissionOption,
+    PromptCapabilities,
+    PromptResponse,
+    SessionMode,
+    SessionModeState,
+    SetSessionModeResponse,
+    Usage,
+)
+
+from .. import __version__, models
+from ..config import RLMConfig
+from ..errors import RLMError
+from ..events import Event, RunEnded, RunStarted, StepFinished, StepStarted
+from ..risk import LADDER, risk_of
+from ..rlm import RLM, RLMResult
+from ..secrets import Redactor, secrets_of
+from ..session import Session
+from .blocks import Prompt, ReadFile, read_prompt
+from .updates import Updates, coalesce
+
+__all__ = ["RLMAgent", "MODES", "not_run"]
+
+log = logging.getLogger("rlm_kernel.acp")
+
+MODES = {
+    "auto": ("Run every step", "Each step the root writes runs without asking."),
+    "confirm-risky": (
+        "Ask before risky steps",
+        "Ask before a step that reaches the system or the network, writes files or runs code from "
+        "a string (the scan of --mode confirm-risky).",
+    ),
+    "step": ("Ask before each step", "Every step waits for you."),
+}
+ALLOW, ALLOW_ALWAYS, REJECT = "allow", "allow-always", "reject"
+OPTIONS = [
+    PermissionOption(option_id=ALLOW, name="Run this step", kind="allow_once"),
+    PermissionOption(option_id=ALLOW_ALWAYS, name="Run every step in this session", kind="allow_always"),
+    PermissionOption(option_id=REJECT, name="Do not run it", kind="reject_once"),
+]
+_STOPPED = ("user", "interrupt")
+# How long a stopped step may take to end before the driver stops waiting for it: the watchdog ends
+# a step at its next Python instruction; one blocked in C (a long time.sleep) would hold the run.
+STEP_GRACE_S = 0.25
+
+
+def not_run(why: str) -> str:
+    """What runs instead of a step the human denied: the root sees its output, and the edit."""
+    said = f"The user did not allow this step to run ({why}); its code did not run."
+    return f"print({said!r})\n"
+
+
+class _Session:
+    """An ACP session: its RLM, the REPL its first prompt opens, its mode, the prompt answered now."""
+
+    def __init__(self, session_id: str, rlm: RLM, mode: str) -> None:
+        self.id = session_id
+        self.rlm = rlm
+        self.mode = mode
+        self.repl: Session | None = None
+        self.lock = asyncio.Lock()  # one prompt at a time
+        self.turn: _Turn | None = None
+        self.told = False  # the bundled model's notice, once
+
+    def close(self) -> None:
+        if self.repl is not None:
+            self.repl.close()
+
+
+class _Turn:
+    """One prompt being answered: the pump of its updates, its permission requests, its cancel."""
+
+    def __init__(self, agent: RLMAgent, session: _Session) -> None:
+        self.agent = agent
+        self.session = session
+        self.loop = asyncio.get_running_loop()
+        self.updates = Updates(agent.redactor.text)
+        self.queue: asyncio.Queue[Event | SessionUpdate | asyncio.Future[None] | None] = asyncio.Queue()
+        self.cancelled = False
+        self._lock = threading.Lock()
+        self._run: tuple[asyncio.AbstractEventLoop, asyncio.Task[RLMResult]] | None = None
+        self._no_step = threading.Event()  # set while no step of the top run is under way
+        self._no_step.set()
+        self._asking: concurrent.futures.Future[bool] | None = None
+        self._broken = False
+        self._pump = asyncio.create_task(self._send_all())
+
+    # -- updates -----------------------------------------------------------------------------
+    def event(self, event: Event) -> None:
+        """The run's bus subscriber, called from the run's threads."""
+        if event.depth == 0:
+            if isinstance(event, StepStarted):
+                self._no_step.clear()
+            elif isinstance(event, (StepFinished, RunEnded)):
+                self._no_step.set()
+            elif isinstance(event, RunStarted) and self.cancelled:
+                self.session.rlm.cancel()  # the cancel came while the run was being opened
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, event)
+
+    def send(self, update: SessionUpdate) -> None:
+        self.queue.put_nowait(update)
+
+    async def flush(self) -> None:
+        """Until every update queued so far is sent."""
+        sent: asyncio.Future[None] = self.loop.create_future()
+        self.queue.put_nowait(sent)
+        await sent
+
+    async def close(self) -> None:
+        self.queue.put_nowait(None)
+        await self._pump
+
+    async def _send_all(self) -> None:
+        while True:
+            items = [await self.queue.get()]
+            while not self.queue.empty():  # what came meanwhile goes out together
+                items.append(self.queue.get_nowait())
+            batch: list[SessionUpdate] = []
+            for item in items:
+                if isinstance(item, Event):
+                    batch.extend(self.updates(item))
+                elif isinstance(item, asyncio.Future):
+                    await self._send(batch)
+                    batch = []
+                    if not item.done():
+                        item.set_result(None)
+                elif item is None:
+                    await self._send(batch)
+                    return
+                else:
+                    batch.append(item)
+            await self._send(batch)
+
+    async def _send(self, batch: list[SessionUpdate]) -> None:
+        for update in coalesce(batch):
+            if self._broken:
+                return
+            try:
+                await self.agent.client.session_update(session_id=self.session.id, update=update)
+            except Exception:  # the client went away: the run goes on to its end, unseen
+                log.warning("rlm_kernel.acp: sending an update failed; no more are sent", exc_info=True)
+                self._broken = True
+
+    # -- the human's say ---------------------------------------------------------------------
+    async def approve(self, step: int, code: str) -> str:
+        """The driver's approval hook, awaited on the run's loop before each step."""
+        mode = self.session.mode
+        why = risk_of(code) if mode == "confirm-risky" else "every step waits" if mode == "step" else None
+        if why is None:
+            return code
+        asking = asyncio.run_coroutine_threadsafe(self._ask(step, why), self.loop)
+        self._asking = asking
+        try:
+            allowed = await asyncio.wrap_future(asking)
+        finally:
+            self._asking = None
+        return code if allowed else not_run(why)
+
+    async def _ask(self, step: int, why: str) -> bool:
+        await self.flush()  # the step's tool call reaches the client before the question about it
+        response = await self.agent.client.request_permission(
+            session_id=self.session.id, tool_call=self.updates.permission_call(step, why), options=OPTIONS
+        )
+        outcome = response.outcome
+        chosen = outcome.option_id if isinstance(outcome, AllowedOutcome) else None
+        if chosen == ALLOW_ALWAYS:
+            self.session.mode = "auto"
+            self.send(update_current_mode("auto"))
+        if chosen in (ALLOW, ALLOW_ALWAYS):
+            return True
+        self.send(self.updates.denied(step))
+        return False
+
+    # -- stopping ------------------------------------------------------------------------------
+    def started(self, task: asyncio.Task[RLMResult]) -> bool:
+        """The run's task, on the run's loop; False when a cancel came first (it must not start)."""
+        with self._lock:
+            if self.cancelled:
+                return False
+            self._run = (asyncio.get_running_loop(), task)
+            return True
+
+    async def cancel(self) -> None:
+        """Stop the run: its calls in flight, the permission it waits for, and the driver's wait
+        on a step, which a step blocked in C (a long ``time.sleep``) would otherwise hold."""
+        with self._lock:
+            self.cancelled = True
+            run = self._run
+        await asyncio.to_thread(self.session.rlm.cancel)  # waits a moment for calls to record their end
+        asking = self._asking
+        if asking is not None:
+            asking.cancel()  # the driver waited on the human: it ends now
+            return
+        # Cancelling the driver's task is for a step that outlives the stop, and only for it: a
+        # second cancel while the driver winds down would fail its loop.
+        if run is not None and not await asyncio.to_thread(self._no_step.wait, STEP_GRACE_S):
+            loop, task = run
+            with contextlib.suppress(RuntimeError):  # the run's loop closed: the run had ended
+                loop.call_soon_threadsafe(task.cancel)
+
+    def stop_reason(self) -> str:
+        ended = self.updates.ended
+        if self.cancelled or (ended is not None and ended.stop in _STOPPED):
+            return "cancelled"
+        if ended is not None and ended.stop == "max_iterations":
+            return "max_turn_requests"
+        return "end_turn"
+
+
+class RLMAgent:
+    """The ``acp.Agent`` that ``python -m rlm_kernel.acp`` serves; ``mode`` is a new session's rung
+    of the permission ladder; ``notice`` is said once in each session (the bundled model's line)."""
+
+    def __init__(self, config: RLMConfig, *, mode: str = "confirm-risky", notice: str | None = None) -> None:
+        if mode not in LADDER:
+            raise RLMError(f"Unknown mode {mode!r}: choose one of {', '.join(LADDER)}.")
+        self.config = config
+        self.mode = mode
+        self.notice = notice
+        self.redactor = Redactor(
+            secrets_of(config.backend_kwargs, config.sub_backend_kwargs, config.executor_kwargs)
+        )
+        self._client: Client | None = None
+        self._capabilities = ClientCapabilities()
+        self._sessions: dict[str, _Session] = {}
+
+    def on_connect(self, conn: Client) -> None:
+        self._client = conn
+
+    @property
+    def client(self) -> Client:
+        if self._client is None:
+            raise RuntimeError("RLMAgent: no client connected; serve it with acp.run_agent")
+        return self._client
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        self._capabilities = client_capabilities or ClientCapabilities()
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=False, prompt_capabilities=PromptCapabilities(embedded_context=True)
+            ),
+            agent_info=Implementation(name="rlm-kernel", title="RLM", version=__version__),
+        )
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> NewSessionResponse:
+        try:
+            rlm = RLM.from_config(self.config)
+        except RLMError as exc:
+            raise RequestError.internal_error({"message": self.redactor.text(str(exc))}) from None
+        session_id = f"rlm-{uuid.uuid4().hex[:12]}"
+        self._sessions[session_id] = _Session(session_id, rlm, self.mode)
+        return NewSessionResponse(session_id=session_id, modes=self._modes(self.mode))
+
+    async def set_session_mode(self, mode_id: str, session_id: str, **kwargs: Any) -> SetSessionModeResponse:
+        if mode_id not in LADDER:
+            raise RequestError.invalid_params({"modeId": mode_id, "modes": list(LADDER)})
+        self._session(session_id).mode = mode_id
+        return SetSessionModeResponse()
+
+    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
+        session = self._session(session_id)
+        async with session.lock:
+            read = await read_prompt(prompt, self._reader(session_id))
+            turn = session.turn = _Turn(self, session)
+            result: RLMResult | None = None
+            try:
+                if self.notice and not session.told:
+                    session.told = True
+                    turn.send(update_agent_thought_text(self.notice + "\n"))
+                if read.skipped:
+                    turn.send(update_agent_thought_text(f"Not read: {', '.join(read.skipped)}.\n"))
+                if read.question is None and read.context is None:
+                    nothing = "Nothing to answer: send a question, a file or a text."
+                    turn.send(update_agent_message_text(nothing))
+                else:
+                    result = await asyncio.to_thread(self._answer, session, read, turn)
+            except RLMError as exc:  # the run could not start: a model to fetch, a setting
+                turn.send(update_agent_message_text(self.redactor.text(f"No answer: {exc}")))
+            finally:
+                session.turn = None
+                await turn.close()
+        return PromptResponse(stop_reason=turn.stop_reason(), usage=_usage(result))  # type: ignore[arg-type]
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self._sessions.get(session_id)
+        if session is not None and session.turn is not None:
+            await session.turn.cancel()
+
+    def close(self) -> None:
+        """Shut every session's REPL."""
+        sessions, self._sessions = list(self._sessions.values()), {}
+        for session in sessions:
+            session.close()
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _session(self, session_id: str) -> _Session:
+        try:
+            return self._sessions[session_id]
+        except KeyError:
+            missing = {"sessionId": session_id, "reason": "no such session"}
+            raise RequestError.invalid_params(missing) from None
+
+    def _reader(self, session_id: str) -> ReadFile:
+        """Reads a linked file through the client (its buffer, unsaved edits too) where it offers to."""
+        fs = self._capabilities.fs
+        if fs is None or not fs.read_text_file:
+            return None
+
+        async def read(path: str) -> str:
+            return (await self.client.read_text_file(session_id=session_id, path=path)).content
+
+        return read
+
+    @staticmethod
+    def _modes(current: str) -> SessionModeState:
+        return SessionModeState(
+            current_mode_id=current,
+            available_modes=[SessionMode(id=m, name=MODES[m][0], description=MODES[m][1]) for m in LADDER],
+        )
+
+    @staticmethod
+    def _answer(session: _Session, read: Prompt, turn: _Turn) -> RLMResult | None:
+        """In a worker thread: the run, on an event loop of its own; None when cancelled first."""
+        for model in models.bundled_models(session.rlm.config):  # a first fetch, its bar on stderr
+            models.fetch(model)
+        question, more = read.question, {}
+        if session.repl is None:
+            if read.context is None:  # nothing attached: the text is the context
+                question, context = None, read.question
+            else:
+                context = read.context
+            session.repl = session.rlm.session(context)
+        elif read.context is not None:
+            more = {"context": read.context}
+        repl = session.repl
+
+        async def run() -> RLMResult | None:
+            task = asyncio.ensure_future(
+                repl.aask(question, subscribers=(turn.event,), approve=turn.approve, **more)
+            )
+            if not turn.started(task):
+                task.cancel()
+            try:
+                return await task
+            except asyncio.CancelledError:  # cancelled before its driver began: no run to keep
+                return None
+
+        return asyncio.run(run())
+
+
+def _usage(result: RLMResult | None) -> Usage | None:
+    if result is None:
+        return None
+    total = result.usage.total
+    return Usage(
+        input_tokens=total.input_tokens,
+        output_tokens=total.output_tokens,
+        total_tokens=total.input_tokens + total.output_tokens,
+        cached_read_tokens=total.cached_tokens,
+    )
