@@ -45,7 +45,7 @@ from .engine import (
     Verify,
 )
 from .errors import RLMError, RunCancelled, one_line
-from .events import EventBus, RootToken, StepStarted
+from .events import EventBus, RootToken
 from .executors.base import Executor, StepOutcome
 from .executors.local import LocalExecutor
 from .helpers import Helpers
@@ -421,20 +421,10 @@ class Loop:
         waiting = self.waiting
         if waiting is not None and (waiting.replay or waiting.step != run.steps):
             waiting = None
-        # The engine numbers a step when it proposes it; these are its counters (engine.py).
-        regenerating = waiting is None and run._reproposing != 0 and run._reproposing == run.steps
-        if waiting is None and not regenerating:
-            run.human_step(code, output, error, elapsed_s)
+        number = run.human_step(code, output, error, elapsed_s, waiting=waiting.code if waiting else None)
+        if waiting is None:
             return None
-        run.steps -= 1  # the human's cell takes the waiting step's number
-        number = run.human_step(code, output, error, elapsed_s)
-        run.steps = number + 1
-        if regenerating:
-            run._reproposing = number + 1
-            return None
-        run._executing = number + 1
         self.waiting = replace(waiting, step=number + 1)
-        run.emit(StepStarted(**run._ids(), step=number + 1, code=waiting.code))
         return self.waiting
 
     def human_answer(self, answer: Any) -> Finish:

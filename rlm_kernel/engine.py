@@ -1042,9 +1042,40 @@ class RLMRun:
         self._hints.append(text)
         self.emit(Hint(**self._ids(), text=text))
 
+    @property
+    def regenerating(self) -> bool:
+        """Whether the waiting step is being proposed again (Regenerate): no code of it waits."""
+        return self._reproposing != 0 and self._reproposing == self.steps
+
     @_transition
-    def human_step(self, code: str, output: str, error: str | None = None, elapsed_s: float = 0.0) -> int:
-        """A cell the human ran during the run joins its history; the root sees it next turn."""
+    def human_step(
+        self,
+        code: str,
+        output: str,
+        error: str | None = None,
+        elapsed_s: float = 0.0,
+        *,
+        waiting: str | None = None,
+    ) -> int:
+        """A cell the human ran during the run joins its history; the root sees it next turn.
+
+        Steps are numbered in the order they ran. Where the root's last step has not run yet (its
+        code ``waiting`` for its cell, or being proposed again), the human's cell ran first: it
+        takes that step's number, and the waiting step, announced again, the next."""
+        if waiting is None and not self.regenerating:
+            return self._human_step(code, output, error, elapsed_s)
+        regenerating = self.regenerating
+        self.steps -= 1
+        number = self._human_step(code, output, error, elapsed_s)
+        self.steps = number + 1
+        if regenerating:
+            self._reproposing = number + 1
+        else:
+            self._executing = number + 1
+            self.emit(StepStarted(**self._ids(), step=number + 1, code=waiting or ""))
+        return number
+
+    def _human_step(self, code: str, output: str, error: str | None, elapsed_s: float) -> int:
         self.steps += 1
         shown, cut = truncate(self.redact(output), self.config.max_output_chars)
         self.emit(StepStarted(**self._ids(), step=self.steps, code=code, author="human"))

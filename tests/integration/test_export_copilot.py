@@ -146,12 +146,15 @@ def test_a_human_cell_while_a_step_waits_is_context_never_a_target(kernel, serve
     front = FrontEnd(kernel, on_propose=lambda data: None)
     waiting = step_mode(front)
     mine = "mine = context.upper()[:3]\nprint(mine)"
-    front.run_cell(mine)  # the human's own cell, while step 1 waits
-    front.send(RegenerateMsg(run_id=waiting["run_id"], step=1))  # asked again, told of the cell
+    front.run_cell(mine)  # the human's own cell, while step 1 waits: it ran first, so it is step 1
+    renumbered = next_waiting(front)
+    assert (renumbered["step"], renumbered["code"]) == (2, waiting["code"])
+    front.send(RegenerateMsg(run_id=waiting["run_id"], step=2))  # asked again, told of the cell
     for human in (None, "print('human', len(mine))", None):
         proposal = next_waiting(front)
         if human:
             front.run_cell(human)  # another, while this step waits
+            proposal = next_waiting(front)  # announced again, under the next number
         front.run_cell(proposal["code"], front.cells[proposal["step"]])
     assert front.next("run_finished")["answer"] == "ABCABC"
 

@@ -243,3 +243,36 @@ def test_a_human_cell_that_runs_while_a_step_is_proposed_again_takes_its_number(
     assert isinstance(step, Execute) and step.step == 2  # after the human's step 1
     started = [(e.step, e.author) for e in events if type(e).__name__ == "StepStarted"]
     assert started == [(1, "root"), (1, "human"), (2, "root")]
+
+
+def test_steps_are_numbered_in_the_order_they_ran_when_a_human_cell_runs_first():
+    """A human cell run while the root's step waits takes that step's number; the waiting step is
+    announced again under the next, and runs under it."""
+    events: list = []
+    run = new_run(events)
+    run.start()
+    step = run.receive_reply(reply("```repl\nimport os\n```"))
+    assert isinstance(step, Execute) and step.step == 1
+    assert run.human_step("print(context[:3])", "abc\n", waiting=step.code) == 1
+    after = run.receive_execution(ExecResult(""), answer_ready=False)
+    assert isinstance(after, AskRoot)
+    numbers = [(e.step, e.author, e.code) for e in events if type(e).__name__ == "StepStarted"]
+    assert numbers == [
+        (1, "root", "import os\n"),
+        (1, "human", "print(context[:3])"),
+        (2, "root", "import os\n"),
+    ]
+    assert [e.step for e in events if type(e).__name__ == "StepFinished"] == [1, 2]
+    assert run.steps == 2
+
+
+def test_a_human_cell_while_the_step_is_proposed_again_takes_its_number():
+    events: list = []
+    run = new_run(events)
+    run.start()
+    run.receive_reply(reply("```repl\nimport os\n```"))
+    run.regenerate()
+    assert run.regenerating
+    assert run.human_step("print(context[:3])", "abc\n") == 1
+    step = run.receive_reply(reply("```repl\nprint(len(context))\n```"))
+    assert isinstance(step, Execute) and step.step == 2
