@@ -153,7 +153,10 @@ class _Turn:
             batch: list[SessionUpdate] = []
             for item in items:
                 if isinstance(item, Event):
-                    batch.extend(self.updates(item))
+                    try:
+                        batch.extend(self.updates(item))
+                    except Exception:  # a bug here must cost one update, not the prompt's end
+                        log.exception("rlm_kernel.acp: showing a %s event failed", item.kind)
                 elif isinstance(item, asyncio.Future):
                     await self._send(batch)
                     batch = []
@@ -180,7 +183,9 @@ class _Turn:
     async def approve(self, step: int, code: str) -> str:
         """The driver's approval hook, awaited on the run's loop before each step."""
         mode = self.session.mode
-        why = risk_of(code) if mode == "confirm-risky" else "every step waits" if mode == "step" else None
+        if mode == "auto":
+            return code
+        why = risk_of(code) if mode == "confirm-risky" else "you asked to see each step"
         if why is None:
             return code
         asking = asyncio.run_coroutine_threadsafe(self._ask(step, why), self.loop)
@@ -193,9 +198,14 @@ class _Turn:
 
     async def _ask(self, step: int, why: str) -> bool:
         await self.flush()  # the step's tool call reaches the client before the question about it
-        response = await self.agent.client.request_permission(
-            session_id=self.session.id, tool_call=self.updates.permission_call(step, why), options=OPTIONS
-        )
+        try:
+            response = await self.agent.client.request_permission(
+                session_id=self.session.id, tool_call=self.updates.permission_call(step, why), options=OPTIONS
+            )
+        except Exception as exc:  # a client that cannot be asked: the step does not run
+            log.warning("rlm_kernel.acp: asking the client failed: %s", exc)
+            self.send(self.updates.denied(step))
+            return False
         outcome = response.outcome
         chosen = outcome.option_id if isinstance(outcome, AllowedOutcome) else None
         if chosen == ALLOW_ALWAYS:

@@ -76,6 +76,12 @@ class Chat:
         async with self.changed:
             await asyncio.wait_for(self.changed.wait_for(predicate), timeout)
 
+    async def answer(self, n: int) -> str:
+        """The chat's ``n``-th answer, once it is in: before 0.12, the SDK's client may return a
+        prompt's response before it has handled the last updates the agent sent with it."""
+        await self.wait_for(lambda: len(self.answers()) >= n)
+        return self.answers()[n - 1]
+
     # What the chat shows.
     def of(self, kind: type) -> list[Any]:
         return [u for u in self.updates if isinstance(u, kind)]
@@ -153,7 +159,7 @@ def test_a_session_answers_over_the_files_it_is_sent_and_goes_on(
             )
             assert first.stop_reason == "end_turn"
             assert first.usage is not None and first.usage.output_tokens > 0
-            assert chat.answers() == ["3 words"]
+            assert await chat.answer(1) == "3 words"
             step = chat.step("Step 1")
             assert "words = context.split()" in chat.text(step)
             [done] = chat.ends_of(step.tool_call_id)
@@ -170,7 +176,7 @@ def test_a_session_answers_over_the_files_it_is_sent_and_goes_on(
                 ],
             )
             assert second.stop_reason == "end_turn"
-            assert chat.answers()[-1] == "one.txt, two.txt / alpha"
+            assert await chat.answer(2) == "one.txt, two.txt / alpha"
         # A key never reaches the client: not from the root's reply, nor from a step's output.
         sent = json.dumps([u.model_dump(mode="json") for u in chat.updates])
         assert KEY not in sent and REDACTED in sent, [u for u in chat.updates if KEY in repr(u)]
@@ -205,6 +211,7 @@ def test_risky_steps_wait_for_the_clients_permission(scripted_server: ScriptedSe
                 ],
             )
             assert response.stop_reason == "end_turn"
+            assert await chat.answer(1) == "one written, one refused"
 
     asyncio.run(scenario())
     assert allowed.read_text() == "ran"
@@ -218,7 +225,6 @@ def test_risky_steps_wait_for_the_clients_permission(scripted_server: ScriptedSe
     assert chat.ends_of(steps[1].tool_call_id)[-1].status == "failed"
     roots = [r for r in scripted_server.requests if r.is_root]
     assert "did not allow this step to run" in roots[2].text  # the root is told
-    assert chat.answers() == ["one written, one refused"]
 
 
 def test_cancel_ends_a_long_prompt_at_once_and_the_session_goes_on(
@@ -257,7 +263,8 @@ def test_cancel_ends_a_long_prompt_at_once_and_the_session_goes_on(
 
             last = await conn.prompt(session_id=sid, prompt=[text_block("Are you there?")])
             assert last.stop_reason == "end_turn"
-            answer, *notes = chat.answers()[-1].split("\n\n")
+            assert [await chat.answer(n) for n in (1, 2)] == ["Stopped.", "Stopped."]
+            answer, *notes = (await chat.answer(3)).split("\n\n")
             assert answer == "still here"
             assert notes == [
                 "Warning (unseen): The answer was set before the root saw any output of its code."
