@@ -73,7 +73,14 @@ from .events import (
 )
 from .executors.base import ExecResult
 from .lm.base import Completion, Message
-from .protocol import FinalDirective, code_blocks, find_final, resolve_final, unclosed_final
+from .protocol import (
+    FinalDirective,
+    code_blocks,
+    find_final,
+    resolve_final,
+    unclosed_final,
+    whole_code_blocks,
+)
 from .repl import cut_note, truncate
 from .rewind import Branch, ReplayedStep
 from .subcalls import ERROR_PREFIX
@@ -680,6 +687,9 @@ class RLMRun:
             opener, closing = start[0].rsplit("\n", 1)[-1], start[1]
             if opener in text and closing not in text[text.rindex(opener) :]:
                 text += closing  # the stop sequence that ended the reply closes the call it began
+        finish = completion.extra.get("finish_reason") or completion.extra.get("stop_reason")
+        if finish in ("stop", "stop_sequence", "end_turn"):
+            text = whole_code_blocks(text)  # the fence a stop sequence took: the history reads whole
         self.iterations += 1
         self.messages.append({"role": "assistant", "content": text})
         if completion.input_tokens:  # the provider's count: what compaction measures the conversation by
@@ -695,7 +705,6 @@ class RLMRun:
             )
         )
         notes = []  # about the reply itself, for the next turn
-        finish = completion.extra.get("finish_reason") or completion.extra.get("stop_reason")
         if finish == "repetition":
             self._warn("repetition", f"Root reply {self.turns} repeated itself and was stopped.")
             notes.append(

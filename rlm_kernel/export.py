@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -62,7 +61,13 @@ from .events import (
     StepStarted,
 )
 from .export_stats import ExportStats, sample_chars
-from .protocol import _FENCE, _OPEN, code_blocks  # the engine's own patterns: its blocks, found alike
+from .protocol import (
+    _FENCE,
+    _FENCE_LINE,
+    _OPEN,
+    code_blocks,
+    whole_code_blocks,
+)  # the engine's own patterns: its blocks, found alike
 from .repair import REPAIRS, repair
 from .secrets import Redactor, secrets_of
 from .trajectory import from_notebook, load, strict_json
@@ -126,29 +131,6 @@ class Conversation:
     def never_ran(self) -> int:
         """Turns whose proposal never ran: history at most, never a sample."""
         return sum(not t.ran for t in self.turns)
-
-
-_FENCE_LINE = re.compile(r"^[ \t]*```(.*)$", re.M)
-
-
-def _ends_open(text: str) -> bool:
-    """Whether ``text`` ends inside a fenced block, as Markdown reads it: a fence line opens a block,
-    and a bare one closes it. (A runnable block the engine reads as open is open here too.)"""
-    inside = False
-    for m in _FENCE_LINE.finditer(text):
-        inside = not inside or bool(m.group(1).strip())
-    return inside
-
-
-def whole_code_blocks(reply: str) -> str:
-    """The reply with a block left open at its end closed by a fence, as a reader of training data
-    expects it; the code of its blocks is the code the engine ran from it, unchanged."""
-    if not _ends_open(reply):
-        return reply
-    whole = reply.rstrip() + "\n```"
-    # Where fences are glued together on one line (six backticks), a closing fence can make the
-    # engine read the blocks otherwise: then the reply stays as it ran.
-    return whole if code_blocks(whole) == code_blocks(reply) else reply
 
 
 def _normal(text: str) -> str:

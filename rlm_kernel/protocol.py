@@ -13,7 +13,15 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["code_blocks", "FinalDirective", "find_final", "unclosed_final", "resolve_final", "strip_code"]
+__all__ = [
+    "code_blocks",
+    "whole_code_blocks",
+    "FinalDirective",
+    "find_final",
+    "unclosed_final",
+    "resolve_final",
+    "strip_code",
+]
 
 _FENCE = re.compile(r"^[ \t]*```[ \t]*(repl|python|py|python3)[ \t]*\n(.*?)^[ \t]*```", re.S | re.M | re.I)
 _OPEN = re.compile(r"^[ \t]*```[ \t]*(repl|python|py|python3)[ \t]*\n(.*)\Z", re.S | re.M | re.I)
@@ -21,6 +29,7 @@ _FINAL_VAR = re.compile(r"^[ \t>*]*FINAL_VAR\((.*?)\)", re.M | re.S)
 _FINAL = re.compile(r"^[ \t>*]*FINAL\((.*)\)", re.M | re.S)
 _FINAL_OPEN = re.compile(r"^[ \t>*]*(FINAL(?:_VAR)?)\(", re.M)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_FENCE_LINE = re.compile(r"^[ \t]*```(.*)$", re.M)
 
 
 def code_blocks(text: str) -> list[str]:
@@ -34,6 +43,26 @@ def code_blocks(text: str) -> list[str]:
 def strip_code(text: str) -> str:
     """The reply without its runnable code blocks (so FINAL inside code is not read as text)."""
     return _OPEN.sub("", _FENCE.sub("", text))
+
+
+def _ends_open(text: str) -> bool:
+    """Whether ``text`` ends inside a fenced block, as Markdown reads it: a fence line opens a block,
+    and a bare one closes it. (A runnable block the engine reads as open is open here too.)"""
+    inside = False
+    for m in _FENCE_LINE.finditer(text):
+        inside = not inside or bool(m.group(1).strip())
+    return inside
+
+
+def whole_code_blocks(reply: str) -> str:
+    """The reply with a block left open at its end closed by a fence (a stop sequence on the fence
+    drops it), as a reader expects it; its blocks' code is the code the engine runs, unchanged."""
+    if not _ends_open(reply):
+        return reply
+    whole = reply.rstrip() + "\n```"
+    # Where fences are glued together on one line (six backticks), a closing fence can make the
+    # engine read the blocks otherwise: then the reply stays as it ran.
+    return whole if code_blocks(whole) == code_blocks(reply) else reply
 
 
 @dataclass(frozen=True)

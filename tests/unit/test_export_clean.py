@@ -7,6 +7,7 @@ the way the notebook driver does: replies as the backend returned them, Regenera
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections import Counter
@@ -80,8 +81,14 @@ def exported(events: list[Event]) -> list[dict]:
 
 def test_a_reply_cut_by_the_stop_sequence_is_exported_with_its_closing_fence():
     events = regenerated_run()
-    assert [e.text for e in events if isinstance(e, RootReply)] == [RAN, ANSWER]  # recorded as cut
-    first, second = exported(events)
+    assert [e.text for e in events if isinstance(e, RootReply)] == [RAN + "\n```", ANSWER + "\n```"]
+    # The engine records replies whole; trajectories recorded before it did hold them cut.
+    cut = [
+        dataclasses.replace(e, text=e.text.removesuffix("\n```")) if isinstance(e, RootReply) else e
+        for e in events
+    ]
+    assert [e.text for e in cut if isinstance(e, RootReply)] == [RAN, ANSWER]
+    first, second = exported(cut)
     assert first["messages"][-1]["content"] == RAN + "\n```"
     assert second["messages"][-1]["content"] == ANSWER + "\n```"
     # The history holds the reply as the sample before taught it.

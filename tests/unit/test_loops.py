@@ -231,3 +231,18 @@ def test_code_that_ran_before_runs_again_once_other_code_or_a_human_changed_the_
     run, _ = ran_once()
     run.human_step("context = context.upper()", "", None, 0.1)
     assert isinstance(run.receive_reply(repl("print(context[:20])")), Execute)
+
+
+def test_a_reply_whose_closing_fence_the_stop_sequence_took_is_kept_whole():
+    """The small profile stops a reply at its block's closing fence, which the server drops: the
+    history (and the trajectory) hold the reply with its fence, and the code is the same."""
+    run, events = make_run()
+    run.start()
+    cut = Completion(text="```repl\nprint(context[:20])\n", model="m", extra={"finish_reason": "stop"})
+    assert run.receive_reply(cut) == Execute(1, "print(context[:20])\n")
+    (recorded,) = [e.text for e in events if e.kind == "root_reply"]
+    assert recorded == "```repl\nprint(context[:20])\n```" == run.messages[-1]["content"]
+    long = Completion(text="```repl\nprint(cont", model="m", extra={"finish_reason": "length"})
+    run.receive_execution(ExecResult("city,pop\n"), answer_ready=False)
+    run.receive_reply(long)  # cut by its token limit: left as it came, open
+    assert [e.text for e in events if e.kind == "root_reply"][-1] == "```repl\nprint(cont"
