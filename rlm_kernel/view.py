@@ -62,7 +62,7 @@ __all__ = [
 ]
 
 RunStatus = Literal["running", "done", "error", "stopped"]
-StepStatus = Literal["waiting", "running", "done", "error", "stopped"]
+StepStatus = Literal["waiting", "paused", "running", "done", "error", "stopped"]
 
 TOOL_ARGS_SHOWN = 60  # characters of a tool call's arguments in its line (all of them in a tooltip)
 TOOL_ERROR_SHOWN = 160
@@ -157,8 +157,8 @@ class RunState:
     """Folds the events of one top-level run (and its children) into what a view draws.
 
     A few facts come from the front end rather than from events: ``waiting_for`` (a step waiting
-    for the human to run its cell), ``stopping`` (Stop was pressed), ``paused``, and the code the
-    human ran a step with (:meth:`human_runs`)."""
+    for the human to run its cell), ``stopping`` (Stop was pressed), ``paused``, ``executing`` (the
+    step whose cell runs), and the code the human ran a step with (:meth:`human_runs`)."""
 
     def __init__(self) -> None:
         self.run_id: str | None = None
@@ -181,6 +181,7 @@ class RunState:
         self.waiting_for: int | None = None
         self.stopping = False
         self.paused = False
+        self.executing: int | None = None  # the step whose cell runs now (notebook mode)
         self._reply_latency: float | None = None  # of the last root reply, for its first step
         self.started = time.monotonic()
         self.elapsed: float | None = None
@@ -215,7 +216,17 @@ class RunState:
             return "done"
         if self.ended:
             return "stopped"
-        return "waiting" if self.waiting_for == view.step else "running"
+        if self._started(view):
+            return "running"
+        if self.waiting_for == view.step:
+            return "waiting"
+        # Paused, a step not yet run is held back (its cell runs, if at all, after Resume).
+        return "paused" if self.paused else "running"
+
+    def _started(self, view: StepView) -> bool:
+        """Whether the step's code is known to run (as ``runs.ts`` marks a step running): its cell
+        runs, it started sub-calls, or it is a human's cell or a replayed step."""
+        return view.step == self.executing or bool(view.calls) or view.author == "human" or view.replayed
 
     def human_runs(self, step: int, code: str) -> None:
         """The human pressed Run on ``step`` with ``code`` (step mode's editor): the step shows the
@@ -449,6 +460,7 @@ _STEP_STATUS = {
     "done": "done",
     "stopped": "stopped before it ran",
     "waiting": "waiting for you to run its cell",
+    "paused": "paused",
 }
 
 

@@ -9,6 +9,7 @@ import {
   stepTools,
   type RunView,
   type StepAuthor,
+  type StepStatus,
   type StepView,
   type Tally,
   type ToolView
@@ -155,15 +156,30 @@ export function stepTooltip(step: StepView | null, number: number, author: StepA
 const STEP_STATUS: Record<string, string> = {
   error: 'error',
   done: 'done',
-  stopped: 'stopped before it ran'
+  stopped: 'stopped before it ran',
+  waiting: 'waiting for you to run its cell',
+  paused: 'paused',
+  running: 'running'
 };
+
+/**
+ * Where a step stands, with what the front end knows (view.py's `step_status`): one not yet run
+ * waits for the human when the run asks for it, and is paused (held back) while the run is.
+ */
+export function stepStatus(step: StepView, run: RunView): StepStatus | 'paused' {
+  if (step.status !== 'waiting') {
+    return step.status; // 'running': its cell runs, or its code started sub-calls
+  }
+  if (run.waitingFor === step.step) {
+    return 'waiting';
+  }
+  return run.paused ? 'paused' : 'running';
+}
 
 /** One step in a line, e.g. `step 2 · root · done · 3 sub-call(s) · root LM 1.20 s · code 0.10 s`. */
 export function stepLine(step: StepView, run: RunView): string {
   const author = step.author === 'human' ? 'human' : step.author === 'human-edited' ? 'root, edited' : 'root';
-  const status =
-    STEP_STATUS[step.status] ??
-    (step.status === 'waiting' && run.waitingFor === step.step ? 'waiting for you to run its cell' : 'running');
+  const status = STEP_STATUS[stepStatus(step, run)];
   const bits = [`step ${step.step}`, step.replayed ? `${author}, replayed` : author, status];
   if (step.calls.length > 0) {
     const running = step.calls.filter(c => c.status === 'running').length;

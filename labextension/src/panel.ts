@@ -9,7 +9,7 @@ import { Widget } from '@lumino/widgets';
 import { rlmIcon } from './icons';
 import { IMAGES_SHOWN, type ImageRecord } from './images';
 import type { RlmNotebook } from './notebook';
-import { formatCost, formatSeconds, formatTally, formatTokens, kernelLines, toolCallText, toolOutcome } from './format';
+import { formatCost, formatSeconds, formatTally, formatTokens, kernelLines, stepStatus, toolCallText, toolOutcome } from './format';
 import { canContinueFrom } from './rewind';
 import { stepTally, stepTools, type CallView, type RunView, type StepView, type ToolView } from './runs';
 import { markdownNodes, type MarkdownNode } from './safe';
@@ -17,6 +17,7 @@ import { markdownNodes, type MarkdownNode } from './safe';
 const STATUS_MARK: Record<string, string> = {
   running: '⟳',
   waiting: '…',
+  paused: '⏸',
   done: '✓',
   error: '✗',
   cancelled: '⊘',
@@ -162,9 +163,10 @@ export class RunsPanel extends Widget {
   /** Sub-calls show for the newest run's steps unless folded, and for any step still running. */
   private renderStep(run: RunView, step: StepView, newest: boolean): HTMLElement {
     const key = `${run.runId}:${step.step}`;
-    const item = el('li', `rlm-step rlm-status-${step.status} rlm-author-${step.author}`);
+    const status = stepStatus(step, run);
+    const item = el('li', `rlm-step rlm-status-${status} rlm-author-${step.author}`);
     item.dataset.step = String(step.step);
-    item.dataset.status = step.status;
+    item.dataset.status = status;
     const head = el('div', 'rlm-step-head');
     const open = this.folded.get(key) ?? (newest || step.status === 'running');
     const inside = step.calls.length + step.tools.length > 0;
@@ -176,7 +178,7 @@ export class RunsPanel extends Widget {
       this.render();
     });
     head.appendChild(toggle);
-    const link = el('button', 'rlm-step-link', `${STATUS_MARK[step.status] ?? ''} Step ${step.step}`);
+    const link = el('button', 'rlm-step-link', `${STATUS_MARK[status] ?? ''} Step ${step.step}`);
     link.title = step.cellId !== null || run.saved ? 'Go to this step’s cell' : step.code;
     link.addEventListener('click', () => {
       void this.controller?.revealStep(run.runId, step.step);

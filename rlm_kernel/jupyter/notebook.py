@@ -348,6 +348,10 @@ class NotebookRun:
 
     def before_cell(self, cell_id: str | None) -> None:
         self.parts.subcalls.step = self.pending.step if self._is_step(cell_id) else self.run.steps + 1
+        if self._is_step(cell_id):  # the step's line says it runs, paused or not
+            assert self.pending is not None
+            with self._lock:
+                self.state.executing = self.pending.step
 
     def after_cell(
         self, cell_id: str | None, code: str, result: ExecResult, interrupted: bool = False
@@ -454,6 +458,8 @@ class NotebookRun:
         step = self.pending
         assert step is not None
         self.pending, self.pending_cell, self.last_cell = None, None, cell_id
+        with self._lock:
+            self.state.executing = None
         self._show_status()
         self.mode.send(
             StepExecuted(

@@ -339,6 +339,8 @@ def _output(view: StepView, state: RunState) -> str:
             doing = "waiting for you to run it"
         elif state.stopping or state.ended:
             doing = "stopped before it ran" if state.ended else "stopping…"
+        elif state.step_status(view) == "paused":
+            doing = "paused: it runs after Resume"
         else:
             doing = "running…"
         return f'<div style="color:{_MUTED}"><i>{doing}</i></div>'

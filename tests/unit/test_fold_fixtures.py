@@ -96,17 +96,22 @@ def snapshot(state: RunState) -> dict[str, Any]:
     }
 
 
-def fold(events: list[dict[str, Any]]) -> RunState:
+def fold(events: list[dict[str, Any]], front: dict[str, Any] | None = None) -> RunState:
+    """The events folded, then what the front end knows that no event says (``front``: whether
+    the run is paused, the step that waits for the human)."""
     state = RunState()
     for data in events:
         state.apply(event_from_dict(data))
+    front = front or {}
+    state.paused = front.get("paused", False)
+    state.waiting_for = front.get("waiting_for")
     return state
 
 
 @pytest.mark.parametrize("path", RUNS, ids=[p.stem for p in RUNS])
 def test_the_fold_gives_the_fixtures_view(path: Path) -> None:
     fixture = json.loads(path.read_text())
-    got = snapshot(fold(fixture["events"]))
+    got = snapshot(fold(fixture["events"], fixture.get("front")))
     assert got["view"] == fixture["view"]
     assert got["lines"] == fixture["lines"]
 
@@ -132,7 +137,7 @@ def test_the_fixtures_cover_every_event_kind() -> None:
 @pytest.mark.parametrize("path", RUNS, ids=[p.stem for p in RUNS])
 def test_the_html_and_the_console_print_the_same_lines(path: Path) -> None:
     fixture = json.loads(path.read_text())
-    state = fold(fixture["events"])
+    state = fold(fixture["events"], fixture.get("front"))
     html = render_run(state, compact=True)
     assert safe.text(fixture["lines"]["totals"]) in html
     steps = sorted(state.steps.values(), key=lambda v: v.step)

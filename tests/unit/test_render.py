@@ -188,14 +188,33 @@ def test_the_compact_view_says_what_each_step_waits_for_and_how_a_run_ended():
     html = render_run(state, compact=True)
     assert ">step 1 · root · running · 3 sub-call(s), 2 running · root LM 0.00 s</div>" in html
     assert "running · 2 call(s) in flight" in html
-    state.waiting_for = 1
-    assert ">step 1 · root · waiting for you to run its cell" in render_run(state, compact=True)
+    state.waiting_for, state.paused = 1, True  # its code started sub-calls: it runs, whatever else holds
+    assert ">step 1 · root · running · 3 sub-call(s)" in render_run(state, compact=True)
+    state.waiting_for, state.paused = None, False
     state.apply(RunEnded(run_id="r", response=None, error="stopped by the user", iterations=1, elapsed_s=1.0))
     html = render_run(state, compact=True)
     assert "ended: stopped by the user" in html and "<b>Answer:</b>" not in html
     assert ">step 1 · root · stopped before it ran" in html
     state.apply(StepFinished(run_id="r", step=1, output="", error="ValueError: no"))
     assert "step 1 · root · <span" in render_run(state, compact=True)  # the error, in red
+
+
+def test_a_step_not_yet_run_waits_for_the_human_or_is_paused_but_does_not_say_running():
+    state = RunState()
+    state.apply(RunStarted(run_id="r", question="q", context_meta={}, model="root-m", sub_model="sub-m"))
+    state.apply(StepStarted(run_id="r", step=1, code="x = 1"))
+    assert ">step 1 · root · running</div>" in render_run(state, compact=True)
+    state.waiting_for = 1
+    assert ">step 1 · root · waiting for you to run its cell</div>" in render_run(state, compact=True)
+    state.paused = True  # step mode, paused: the step still waits for the human
+    assert ">step 1 · root · waiting for you to run its cell</div>" in render_run(state, compact=True)
+    state.waiting_for = None  # held back by the pause: nothing runs
+    html = render_run(state, compact=True)
+    assert "· paused</div>" in html and ">step 1 · root · paused</div>" in html and "running" not in html
+    assert "paused: it runs after Resume" in render_run(state)
+    state.executing = 1  # its cell runs (it was run before the pause took hold)
+    assert ">step 1 · root · running</div>" in render_run(state, compact=True)
+    assert "running…" in render_run(state)
 
 
 def test_the_compact_view_escapes_what_the_run_says():

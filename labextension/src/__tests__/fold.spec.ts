@@ -7,7 +7,7 @@
  * `snapshot` writes the fold in the fixtures' shape, as the Python test does.
  */
 import { isEvent, withDefaults } from '../protocol';
-import { percent, stepLine, toolLine, totalsLine } from '../format';
+import { percent, stepLine, stepStatus, toolLine, totalsLine } from '../format';
 import { rlmCommand, RunLog, type CallView, type RunView, type StepView } from '../runs';
 
 // Node's own, in jest; the extension's build has no Node types.
@@ -45,13 +45,13 @@ function call(c: CallView): Record<string, unknown> {
   };
 }
 
-function step(s: StepView): Record<string, unknown> {
+function step(s: StepView, run: RunView): Record<string, unknown> {
   return {
     step: s.step,
     author: s.author === 'human' ? 'human' : 'root',
     edited: s.author === 'human-edited',
     replayed: s.replayed,
-    status: s.status === 'waiting' || s.status === 'running' ? 'open' : s.status,
+    status: ['waiting', 'running'].includes(stepStatus(s, run)) ? 'open' : stepStatus(s, run),
     error: s.error,
     lm_s: s.lmS,
     calls: s.calls.map(call),
@@ -85,19 +85,30 @@ function snapshot(run: RunView): Record<string, unknown> {
         running: run.totals.running,
         failed_calls: calls.filter(c => c.status === 'error').length
       },
-      steps: run.steps.map(step)
+      steps: run.steps.map(s => step(s, run))
     },
     lines: { steps: run.steps.map(s => stepLine(s, run)), totals: totalsLine(run) }
   };
 }
 
 describe.each(RUNS)('the fold of %s', name => {
-  const fixture = read(name) as { events: unknown[]; view: unknown; lines: unknown };
+  const fixture = read(name) as {
+    events: unknown[];
+    view: unknown;
+    lines: unknown;
+    front?: { paused?: boolean; waiting_for?: number | null };
+  };
   const log = new RunLog();
   // As a saved trajectory is read: the front end gets no streamed tokens (root_progress counts them).
   const skipped = fixture.events.filter(e => !isEvent(e)).map(e => (e as { kind: string }).kind);
   for (const event of fixture.events.filter(isEvent).map(withDefaults)) {
     log.applyEvent(event);
+  }
+  // What the front end knows that no event says (run_state): whether the run is paused, the step that waits.
+  const run = log.runs[0];
+  if (run !== undefined) {
+    run.paused = fixture.front?.paused ?? false;
+    run.waitingFor = fixture.front?.waiting_for ?? null;
   }
 
   it('has events the front end knows, but for streamed tokens', () => {
