@@ -279,22 +279,45 @@ def _spawner(
     return spawn
 
 
-def _token_sink(parts: RunParts, turn: int) -> Callable[[str], None]:
-    run = parts.run
+HELD_CHARS = 512  # a word longer than any key is let out whole at this length
 
-    def on_token(text: str) -> None:
-        parts.tree.bus.emit(
-            RootToken(run_id=run.run_id, parent_id=run.parent_id, depth=run.depth, turn=turn, text=text)
+
+class _Words:
+    """The root's tokens as RootToken events, let out a word at a time: a provider streams a key as
+    several tokens, none of them the key, and redaction (on the bus) sees only whole events."""
+
+    def __init__(self, parts: RunParts, turn: int) -> None:
+        self._parts, self._turn, self._held = parts, turn, ""
+
+    def __call__(self, text: str) -> None:
+        held = self._held + text
+        cut = len(held)
+        while cut and not held[cut - 1].isspace():
+            cut -= 1
+        if not cut and len(held) >= HELD_CHARS:
+            cut = len(held)
+        self._held = held[cut:]
+        if cut:
+            self._emit(held[:cut])
+
+    def flush(self) -> None:
+        """The last word, once the reply has ended (or failed)."""
+        held, self._held = self._held, ""
+        if held:
+            self._emit(held)
+
+    def _emit(self, text: str) -> None:
+        run = self._parts.run
+        self._parts.tree.bus.emit(
+            RootToken(run_id=run.run_id, parent_id=run.parent_id, depth=run.depth, turn=self._turn, text=text)
         )
-
-    return on_token
 
 
 async def ask_root(parts: RunParts, action: AskRoot) -> Completion:
     """The root LM's reply to ``action``, streamed into RootToken events, within ``max_timeout``.
     Where the backend continues a reply, the action's ``prefill`` starts it, and is part of the reply
     returned."""
-    on_token = _token_sink(parts, action.turn)
+    on_token = _Words(parts, action.turn)
     messages, prefill, stop = action.messages, None, action.stop
     if action.prefill and parts.lm.continues_reply:
         prefill = action.prefill
@@ -312,6 +335,8 @@ async def ask_root(parts: RunParts, action: AskRoot) -> Completion:
         completion = await asyncio.wait_for(call, budget.time_left())
     except asyncio.TimeoutError:
         raise budget.exceeded() or RunCancelled("max_timeout reached", stop="budget") from None
+    finally:
+        on_token.flush()
     return replace(completion, text=prefill + completion.text) if prefill else completion
 
 

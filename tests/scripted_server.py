@@ -75,6 +75,9 @@ class Reply:
     raw: bytes | None = None
     # Function calls the reply asks for, (tool name, arguments), answered to a request not streamed.
     tool_calls: list[tuple[str, dict]] = field(default_factory=list)
+    # A streamed reply in exactly these pieces (they join to ``text``), as a provider's tokens split
+    # a word; else word-sized ones.
+    pieces: list[str] | None = None
 
 
 @dataclass
@@ -631,7 +634,7 @@ class ScriptedServer:
             return _sse({**base, "choices": [choice], **extra})
 
         yield chunk({"role": "assistant", "content": "", "refusal": None}), False
-        for piece in _chunks(reply.text):
+        for piece in reply.pieces or _chunks(reply.text):
             yield chunk({"content": piece}), True
         yield chunk({}, "stop"), False
         if include_usage:
@@ -657,7 +660,7 @@ class ScriptedServer:
         block = {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
         yield _sse(block, "content_block_start"), False
         yield _sse({"type": "ping"}, "ping"), False
-        for piece in _chunks(reply.text):
+        for piece in reply.pieces or _chunks(reply.text):
             delta = {
                 "type": "content_block_delta",
                 "index": 0,

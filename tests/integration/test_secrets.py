@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from scripted_server import Script
+from scripted_server import Reply, Script
 
 from rlm_kernel import RLM
 from rlm_kernel.secrets import REDACTED, Redactor, secrets_of
@@ -81,3 +81,25 @@ def test_what_counts_as_a_secret():
     assert Redactor(found).text(f"a {IN_ENV} b {CONFIGURED}") == f"a {REDACTED} b {REDACTED}"
     # With no secret given, what it recognizes by form still goes.
     assert Redactor([]).text("postgres://app:hunter2@db/x") == f"postgres://app:{REDACTED}@db/x"
+
+
+def test_a_key_the_root_streams_split_over_tokens_never_reaches_the_live_view(scripted_server, tmp_path):
+    """Providers stream a key as several tokens, none of them the key: what the views draw live
+    (the root's tokens, joined) holds it redacted all the same."""
+    said = f"```repl\nprint('{CONFIGURED}')\nprint('done')\n```"
+    at = said.index(CONFIGURED)
+    pieces = [said[:at], CONFIGURED[:6], CONFIGURED[6:15], CONFIGURED[15:], said[at + len(CONFIGURED) :]]
+    scripted_server.responder = Script(root=[Reply(said, pieces=pieces), "FINAL(done)"])
+    tokens: list[str] = []
+    rlm = RLM(
+        "openai",
+        {"model_name": "gpt-4o-mini", "base_url": scripted_server.openai_base_url, "api_key": CONFIGURED},
+        log_dir=tmp_path,
+    )
+    result = rlm.completion(
+        "ctx", "q", subscribers=[lambda e: tokens.append(e.text) if e.kind == "root_token" else None]
+    )
+    assert result.ok and len(tokens) > 1
+    shown = "".join(tokens)
+    assert CONFIGURED not in shown and CONFIGURED[6:15] not in shown
+    assert REDACTED in shown and shown.startswith("```repl\nprint(")
