@@ -260,7 +260,7 @@ export function kernelLines(connected: boolean, kernel: KernelSeen | null): { co
   }
   const which = kernel === null ? 'No kernel' : `Kernel ${kernel.name}`;
   return {
-    connection: `${which}: live runs need the RLM Python kernel (${SWITCH}); saved runs are listed`,
-    empty: `No saved runs. Live runs need the RLM Python kernel: ${SWITCH}, then run a %%rlm cell.`
+    connection: `${which}: %%rlm runs (after %load_ext rlm_kernel) are listed as they go, each in its cell; steps as cells need the RLM Python kernel (${SWITCH})`,
+    empty: `No runs yet. Run %load_ext rlm_kernel, then a %%rlm cell; for each step as a cell, ${SWITCH.replace('choose it', 'choose the RLM Python kernel')}.`
   };
 }

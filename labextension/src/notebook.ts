@@ -98,6 +98,8 @@ export class RlmNotebook implements IDisposable {
   /** A kernel that speaks another protocol: not asked again until the notebook's kernel changes. */
   private refused: Kernel.IKernelConnection | null = null;
   private generation = 0;
+  /** A kernel without notebook mode (stock python3) whose magics' runs we hear of: see `announced`. */
+  private announcing: Kernel.IKernelConnection | null = null;
   private frame = 0;
   private _isDisposed = false;
   /** The run whose waiting step Regenerate asked to propose again, until the proposal comes. */
@@ -144,6 +146,7 @@ export class RlmNotebook implements IDisposable {
       this.dropReview(cellId);
     }
     this.drop(true);
+    this.listen(null);
     cancelAnimationFrame(this.frame);
     Signal.clearData(this);
   }
@@ -398,10 +401,48 @@ export class RlmNotebook implements IDisposable {
         return; // the kernel changed again while we looked at its spec
       }
       this.kernelIsRlm = kernel !== null && isRlmKernel(kernel.name, spec);
+      this.listen(this.kernelIsRlm ? null : kernel);
     }
     this.apply(commAction(this.comm !== null, this.kernelIsRlm, this.kernel?.status ?? 'unknown'));
     this.scheduleUpdate();
   }
+
+  /**
+   * On a kernel without notebook mode, `%load_ext rlm_kernel`'s magics open the comm themselves
+   * for each run and say how it goes (run_started, events, run_finished): the runs panel lists
+   * the run live, in the mode it runs in. The run stays in its cell: nothing here acts on it.
+   */
+  private listen(kernel: Kernel.IKernelConnection | null): void {
+    if (this.announcing !== null && !this.announcing.isDisposed) {
+      this.announcing.removeCommTarget(COMM_TARGET, this.announced);
+    }
+    this.announcing = kernel;
+    kernel?.registerCommTarget(COMM_TARGET, this.announced);
+  }
+
+  private announced = (comm: Kernel.IComm, open: KernelMessage.ICommOpenMsg): void => {
+    let runId: string | null = null;
+    const take = (data: unknown): void => {
+      const msg = parseKernelMsg(data);
+      if (msg === null || this._isDisposed) {
+        return;
+      }
+      if (msg.type === 'run_started') {
+        runId = msg.run_id;
+      }
+      if ((msg.type === 'run_started' || msg.type === 'events' || msg.type === 'run_finished') && msg.run_id === runId) {
+        this.log.applyMessage(msg);
+      }
+    };
+    comm.onMsg = (msg: KernelMessage.ICommMsgMsg) => take(msg.content.data);
+    comm.onClose = () => {
+      // Closed before the run said it ended: the kernel went away with it.
+      if (runId !== null && this.log.activeRunId === runId) {
+        this.log.kernelLost('the kernel closed the connection');
+      }
+    };
+    take(open.content.data);
+  };
 
   private apply(action: 'open' | 'drop' | 'none'): void {
     if (action === 'open') {

@@ -19,6 +19,7 @@ import shlex
 import signal
 import socket
 import sys
+import threading
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -43,16 +44,19 @@ from ..config import (
     setting_type,
 )
 from ..errors import MissingAPIKey, RLMError
+from ..events import Event, RootToken, RunEnded, RunStarted
 from ..lm import BACKENDS
 from ..lm import backend as backend_of
+from ..messages import COMM_TARGET, EventsMsg, Message, RunFinished, RunStartedMsg
 from ..rewind import Branch, branch_at
 from ..risk import LADDER, capped
 from ..rlm import RLM, RLMResult
 from ..session import Session
 from ..tools import MCPServer
-from ..trajectory import default_log_dir, load
+from ..trajectory import NOTEBOOK_KEY, default_log_dir, load, notebook_metadata
 from . import safe
 from .active import ActiveRun
+from .throttle import Throttle
 
 __all__ = ["RLMMagics", "await_rlm_magics"]
 
@@ -484,33 +488,49 @@ class RLMMagics(Magics):
 
         return ConsoleView(sys.stdout, stream_tokens=False)
 
+    def _announce(self, job: _Job) -> _Announce | None:
+        """On a kernel without notebook mode (the stock python3 kernel), the lab extension's runs
+        panel hears of the run as it goes."""
+        kernel = getattr(self.shell, "kernel", None)
+        if self.notebook is not None or kernel is None:
+            return None
+        parent = kernel.get_parent() if hasattr(kernel, "get_parent") else {}
+        cell_id = (parent or {}).get("metadata", {}).get("cellId")
+        return _Announce(mode=job.settings["mode"], cell_id=cell_id if isinstance(cell_id, str) else None)
+
     def _run_blocking(self, job: _Job) -> RLMResult:
         run = _InCell(job.rlm)
         self.runs.claim(run)
-        view = None
+        view = announce = None
         try:
             view = self._view(job)
+            announce = self._announce(job)
+            subscribers = (view,) if announce is None else (view, announce)
             if job.session is not None:
-                return self._session(job).ask(job.question, context=job.context, subscribers=(view,))
+                return self._session(job).ask(job.question, context=job.context, subscribers=subscribers)
             return job.rlm.completion(
                 job.context,
                 job.question,
                 namespace=self._namespace(job),
-                subscribers=(view,),
+                subscribers=subscribers,
                 branch=job.branch,
             )
         finally:
             self.runs.release(run)
-            _close(view)
+            _close(view, job.settings["mode"])
+            if announce is not None:
+                announce.close()
 
     async def _run_async(self, job: _Job) -> RLMResult:
         from .display import StepApproval, WidgetView
 
         run = _InCell(job.rlm)
         self.runs.claim(run)
-        view, ticker = None, _SignalWake()
+        view, announce, ticker = None, None, _SignalWake()
         try:
             view = self._view(job)
+            announce = self._announce(job)
+            subscribers = (view,) if announce is None else (view, announce)
             if job.settings["mode"] != "auto":
                 if isinstance(view, WidgetView):
                     run.approval = StepApproval(view, only_risky=job.settings["mode"] == "confirm-risky")
@@ -521,20 +541,22 @@ class RLMMagics(Magics):
                     )
             if job.session is not None:
                 return await self._session(job).aask(
-                    job.question, context=job.context, subscribers=(view,), approve=run.approval
+                    job.question, context=job.context, subscribers=subscribers, approve=run.approval
                 )
             return await job.rlm.acompletion(
                 job.context,
                 job.question,
                 namespace=self._namespace(job),
-                subscribers=(view,),
+                subscribers=subscribers,
                 approve=run.approval,
                 branch=job.branch,
             )
         finally:
             ticker.cancel()
             self.runs.release(run)
-            _close(view)
+            _close(view, job.settings["mode"])
+            if announce is not None:
+                announce.close()
 
     def _finish(self, job: _Job, result: RLMResult) -> RLMResult:
         from IPython.display import display
@@ -619,12 +641,88 @@ class _SignalWake:
         self._writer.close()
 
 
-def _close(view: Any) -> None:
-    """A widget view leaves static HTML in its place; plain text needs no ending."""
+def _close(view: Any, mode: str) -> None:
+    """A widget view leaves static HTML in its place, with the run's events and the mode it ran in
+    in the output's metadata (the runs panel shows a reopened notebook's runs from them); plain
+    text needs no ending."""
+    from IPython.display import HTML
+
     from .display import WidgetView
 
     if isinstance(view, WidgetView):
-        view.finish()
+        html = view.finish()
+        handle = view._handle  # the display its finish updated: display.py keeps no mode
+        if handle is not None:
+            metadata = notebook_metadata(view.events)
+            metadata[NOTEBOOK_KEY]["mode"] = mode
+            handle.update(HTML(html), metadata=metadata)
+
+
+class _Announce:
+    """A run of the magics told to the lab extension's runs panel as it goes, on a kernel without
+    notebook mode. The comm is notebook mode's (its target and its declared messages,
+    ``messages.py``), opened by the kernel this time, and says only ``run_started``, ``events`` and
+    ``run_finished``: the run stays in its cell. A front end with no such target closes the comm,
+    and the run goes on as before.
+
+    A subscriber: events come from any thread; they are sent at most five times a second."""
+
+    def __init__(self, *, mode: str, cell_id: str | None) -> None:
+        self.mode, self.cell_id = mode, cell_id
+        self.comm: Any = None
+        self.run_id: str | None = None
+        self._events: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._throttle = Throttle(self._flush, 0.2)
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, RunStarted) and self.run_id is None and event.parent_id is None:
+            self._open(event)
+        if isinstance(event, RootToken) or self.run_id is None:
+            return
+        with self._lock:
+            self._events.append(event.to_dict())
+        self._throttle.poke()
+        if isinstance(event, RunEnded) and event.run_id == self.run_id:
+            self._flush()
+            self._send(
+                RunFinished(
+                    run_id=self.run_id,
+                    answer=event.response,
+                    error=event.error,
+                    stop=event.stop,
+                )
+            )
+
+    def _open(self, event: RunStarted) -> None:
+        from comm import create_comm
+
+        self.run_id = event.run_id
+        started = RunStartedMsg(
+            run_id=event.run_id,
+            cell_id=self.cell_id,
+            mode=self.mode,  # type: ignore[arg-type]
+            question=event.question,
+            model=event.model,
+        )
+        self.comm = create_comm(target_name=COMM_TARGET, data=started.to_dict())
+
+    def _send(self, message: Message) -> None:
+        if self.comm is not None:
+            self.comm.send(message.to_dict())
+
+    def _flush(self) -> None:
+        with self._lock:
+            events, self._events = self._events, []
+            if events and self.run_id is not None:
+                self._send(EventsMsg(run_id=self.run_id, events=events))
+
+    def close(self) -> None:
+        self._throttle.close()
+        self._flush()
+        if self.comm is not None:
+            self.comm.close()
+            self.comm = None
 
 
 _LINE_MAGIC = re.compile(r"^(?:(?P<target>[A-Za-z_]\w*)\s*=\s*)?%rlm(?:\s+(?P<rest>.*?))?\s*$")

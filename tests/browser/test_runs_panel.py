@@ -1,0 +1,95 @@
+"""The runs panel on the stock ``python3`` kernel with ``%load_ext rlm_kernel``: the magics' runs
+show there as they go, in the mode they ran in, not only once the notebook is reopened.
+
+Needs Chromium at /usr/bin/chromium and the ``playwright`` package (see test_lab.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+if not Path(CHROMIUM).exists():
+    pytest.skip(
+        f"browser tests need Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True
+    )
+pytest.importorskip(
+    "playwright.sync_api", reason="browser tests need the playwright package (pip install playwright)"
+)
+
+from pages import RUNS, STOCK_PYTHON, open_notebook, repl, show_runs, wait_until, write_notebook  # noqa: E402
+from scripted_server import Reply, Script, ScriptedServer  # noqa: E402
+
+# Each run in the panel: its status, its meta line (model · mode) and its steps' statuses.
+LISTED = f"""() => Array.from(document.querySelectorAll('{RUNS} .rlm-run')).map(r => ({{
+  status: r.dataset.status,
+  meta: r.querySelector('.rlm-run-meta')?.textContent ?? '',
+  question: r.querySelector('.rlm-run-question')?.textContent ?? '',
+  steps: Array.from(r.querySelectorAll('.rlm-step')).map(s => s.dataset.status),
+}}))"""
+
+
+def listed(page: Any) -> list[dict]:
+    return page.evaluate(LISTED)
+
+
+def run_step_button(page: Any) -> Any:
+    return page.locator(".jp-OutputArea .widget-button", has_text="Run step")
+
+
+def test_a_stock_kernel_run_is_listed_as_it_goes_with_its_mode(
+    page: Any, lab: Any, lm_server: ScriptedServer
+) -> None:
+    lm_server.responder = Script(
+        root=[
+            Reply(text=repl("Look.", "print(doc[:5])")),
+            Reply(text=repl("Done.", 'FINAL("hello")')),
+        ]
+    )
+    name = write_notebook(
+        lab,
+        "stock-runs.ipynb",
+        "%load_ext rlm_kernel",
+        'doc = "hello world"',
+        "%%rlm -c doc --mode step\nWhat does it say?",
+        kernel=STOCK_PYTHON,
+    )
+    open_notebook(page, lab, name, connected=False)
+    show_runs(page)
+    # Not awaited: Run All ends only once the run does, and step mode waits for us.
+    page.evaluate("() => { void window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+
+    # Step 1 waits in the cell's widget: the panel already lists the run, running, in step mode.
+    run_step_button(page).wait_for()
+    runs = wait_until(
+        page,
+        lambda: listed(page),
+        lambda rs: len(rs) == 1 and rs[0]["status"] == "running" and len(rs[0]["steps"]) >= 1,
+        "the running run in the panel, before the notebook is reopened",
+    )
+    assert "mode: step" in runs[0]["meta"], runs
+    assert runs[0]["question"] == "What does it say?"
+
+    run_step_button(page).click()  # step 1
+    wait_until(page, lambda: listed(page), lambda rs: rs[0]["steps"][:1] == ["done"], "step 1 done, live")
+    run_step_button(page).click()  # step 2: FINAL
+    runs = wait_until(
+        page,
+        lambda: listed(page),
+        lambda rs: len(rs) == 1 and rs[0]["status"] == "done",
+        "the run done in the panel",
+        timeout=60,
+    )
+    assert runs[0]["steps"] == ["done", "done"] and "mode: step" in runs[0]["meta"], runs
+
+    # Reopened, the saved run is the same run, in the mode it ran in.
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
+    page.goto("about:blank")
+    open_notebook(page, lab, name, connected=False)
+    show_runs(page)
+    runs = wait_until(page, lambda: listed(page), lambda rs: len(rs) == 1, "the saved run, once")
+    assert "mode: step" in runs[0]["meta"], runs
