@@ -69,12 +69,14 @@ export function addToolbarItems(controller: RlmNotebook): void {
   const regenerate = new ActionButton('regenerate', () => controller.regenerate());
   const stop = new ActionButton('stop', () => controller.stop());
   const status = new StatusText();
+  // The status first: a narrow toolbar moves its last items into the overflow menu ("…"), and
+  // the buttons are there too; where the run stands stays in sight.
   const items: Array<[string, Widget]> = [
+    ['rlm-status', status],
     ['rlm-mode', mode],
     ['rlm-regenerate', regenerate],
     ['rlm-pause', pause],
-    ['rlm-stop', stop],
-    ['rlm-status', status]
+    ['rlm-stop', stop]
   ];
   let after = 'cellType';
   for (const [name, widget] of items) {

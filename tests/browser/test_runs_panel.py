@@ -20,7 +20,15 @@ pytest.importorskip(
     "playwright.sync_api", reason="browser tests need the playwright package (pip install playwright)"
 )
 
-from pages import RUNS, STOCK_PYTHON, open_notebook, repl, show_runs, wait_until, write_notebook  # noqa: E402
+from pages import (  # noqa: E402
+    RUNS,
+    STOCK_PYTHON,
+    open_notebook,
+    repl,
+    show_runs,
+    wait_until,
+    write_notebook,
+)
 from scripted_server import Reply, Script, ScriptedServer  # noqa: E402
 
 # Each run in the panel: its status, its meta line (model · mode) and its steps' statuses.
@@ -93,3 +101,46 @@ def test_a_stock_kernel_run_is_listed_as_it_goes_with_its_mode(
     show_runs(page)
     runs = wait_until(page, lambda: listed(page), lambda rs: len(rs) == 1, "the saved run, once")
     assert "mode: step" in runs[0]["meta"], runs
+
+
+# Where the status is: in the notebook's toolbar and fully inside it, or moved into its overflow.
+STATUS_PLACE = """() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const status = panel.node.querySelector("[data-rlm-control='status']")
+    ?? document.querySelector(".jp-Toolbar-responsive-popup [data-rlm-control='status']");
+  if (!status) return null;
+  const bar = panel.toolbar.node.getBoundingClientRect();
+  const r = status.getBoundingClientRect();
+  return {
+    text: status.textContent,
+    overflowed: status.closest('.jp-Toolbar-responsive-popup') !== null || !panel.toolbar.node.contains(status),
+    shown: r.width > 0 && r.left >= bar.left - 1 && r.right <= bar.right + 1 && r.top >= bar.top - 1,
+    inBar: Array.from(panel.toolbar.node.querySelectorAll('[data-rlm-control]')).map(n => n.dataset.rlmControl),
+    titles: Array.from(document.querySelectorAll('[data-rlm-control]')).map(
+      n => [n.dataset.rlmControl, n.title || n.querySelector('button')?.title || '']),
+  };
+}"""
+
+
+def test_the_toolbar_keeps_the_run_status_in_sight_at_1280_px_with_both_side_panels(
+    page: Any, lab: Any, lm_server: ScriptedServer
+) -> None:
+    lm_server.responder = Script(root=[Reply(text=repl("Look.", "print(doc[:5])"))])
+    name = write_notebook(lab, "narrow.ipynb", 'doc = "hello world"', "%%rlm -c doc --mode step\nWhat is it?")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    open_notebook(page, lab, name)
+    page.evaluate("() => window.jupyterapp.shell.activateById('filebrowser')")
+    page.wait_for_selector("#filebrowser:not(.lm-mod-hidden)")
+    show_runs(page)
+    page.evaluate("() => { void window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+
+    place = wait_until(
+        page,
+        lambda: page.evaluate(STATUS_PLACE),
+        lambda p: "waiting for step 1" in p["text"],
+        "the status of a run waiting for step 1",
+    )
+    assert not place["overflowed"] and place["shown"], place
+    # The buttons that do not fit are in the toolbar's "…" menu, each with its tooltip.
+    assert place["inBar"][0] == "status", place
+    assert all(title.strip() for _, title in place["titles"]), place["titles"]
