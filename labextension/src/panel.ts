@@ -196,7 +196,9 @@ export class RunsPanel extends Widget {
     ]
       .filter(Boolean)
       .join(' · ');
-    head.appendChild(el('span', 'rlm-step-summary', summary));
+    const shown = el('span', 'rlm-step-summary', summary);
+    shown.title = summary; // cut short in a narrow panel
+    head.appendChild(shown);
     const controller = this.controller;
     const other = controller?.log.active ?? null;
     if (controller?.connected && canContinueFrom(run, step.step, other !== null && other.status === 'running')) {

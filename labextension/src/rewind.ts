@@ -5,14 +5,16 @@
  * replay, and the root proposes it again. The cell is the branch's record, as readable as any.
  */
 
-/** Where a branch may start: a root step (edited or not) of a run that has ended. */
+/** Where a branch may start: a root step (edited or not) that ran, of a run that has ended. */
 export function canContinueFrom(
-  run: { status: string; steps: ReadonlyArray<{ step: number; author: string }> },
+  run: { status: string; steps: ReadonlyArray<{ step: number; author: string; status: string }> },
   step: number,
   otherRunActive: boolean
 ): boolean {
   const found = run.steps.find(s => s.step === step);
-  return !otherRunActive && run.status !== 'running' && found !== undefined && found.author !== 'human';
+  // A step the run stopped before it ran has no turn of its own to ask again.
+  const ran = found !== undefined && (found.status === 'done' || found.status === 'error');
+  return !otherRunActive && run.status !== 'running' && ran && found.author !== 'human';
 }
 
 const CONTINUE = /\s--continue-from(?:=|\s+)\S+/g;

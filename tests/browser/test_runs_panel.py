@@ -21,10 +21,14 @@ pytest.importorskip(
 )
 
 from pages import (  # noqa: E402
+    PANEL,
     RUNS,
     STOCK_PYTHON,
+    cells,
     open_notebook,
     repl,
+    run_cell,
+    runs_view,
     show_runs,
     wait_until,
     write_notebook,
@@ -144,3 +148,58 @@ def test_the_toolbar_keeps_the_run_status_in_sight_at_1280_px_with_both_side_pan
     # The buttons that do not fit are in the toolbar's "…" menu, each with its tooltip.
     assert place["inBar"][0] == "status", place
     assert all(title.strip() for _, title in place["titles"]), place["titles"]
+
+
+LONG = 'line = "' + "a long line " * 40 + '"\nprint(len(line))'
+STOP = "[data-rlm-control='stop'] button"
+
+# Step 1's Continue button and its step's link, and step 1's cell: its badge, its editor's scroller.
+PLACES = """() => {
+  const rect = el => { if (!el) return null; const r = el.getBoundingClientRect();
+    return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; };
+  const step = document.querySelector("#rlm-runs-panel .rlm-step[data-step='1']");
+  const cell = window.jupyterapp.shell.currentWidget.content.widgets[2];
+  const scroller = cell.node.querySelector('.cm-scroller');
+  return {
+    link: rect(step?.querySelector('.rlm-step-link')),
+    button: rect(step?.querySelector("[data-rlm-control='continue']")),
+    badge: rect(cell.node.querySelector('.rlm-badge')),
+    scroller: rect(scroller),
+    scrolls: scroller ? scroller.scrollWidth > scroller.clientWidth : false,
+  };
+}"""
+
+
+def test_continue_is_offered_on_a_step_that_ran_in_its_row_and_badges_clear_the_scrollbar(
+    page: Any, lab: Any, lm_server: ScriptedServer
+) -> None:
+    lm_server.responder = Script(
+        root=[Reply(text=repl("A long line.", LONG)), Reply(text=repl("Then.", "print(line[:6])"))]
+    )
+    name = write_notebook(lab, "continue-ran.ipynb", 'doc = "abc"', "%%rlm -c doc --mode step\nq")
+    open_notebook(page, lab, name)
+    show_runs(page)
+    run_cell(page, 0)
+    run_cell(page, 1)
+    wait_until(page, lambda: cells(page), lambda cs: len(cs) == 3 and cs[2]["step"] == "1", "step 1's cell")
+    run_cell(page, 2)
+    wait_until(page, lambda: cells(page), lambda cs: len(cs) == 4 and cs[3]["step"] == "2", "step 2's cell")
+    page.locator(f"{PANEL} {STOP}").click()  # step 2 never runs
+    wait_until(
+        page,
+        lambda: runs_view(page),
+        lambda v: len(v["runs"]) == 1 and v["runs"][0]["status"] in ("stopped", "error"),
+        "the stopped run in the panel",
+    )
+
+    continues = {
+        n: page.locator(f"{RUNS} .rlm-step[data-step='{n}'] [data-rlm-control='continue']").count()
+        for n in (1, 2)
+    }
+    assert continues == {1: 1, 2: 0}, continues  # step 2 never ran: nothing to continue from
+    places = page.evaluate(PLACES)
+    link, button = places["link"], places["button"]
+    assert button["top"] < link["bottom"] and button["bottom"] > link["top"], places  # on step 1's row
+    assert places["scrolls"], places  # the long line scrolls sideways
+    badge, scroller = places["badge"], places["scroller"]
+    assert badge["top"] >= scroller["bottom"] - 0.5, places  # below the editor and its scrollbar

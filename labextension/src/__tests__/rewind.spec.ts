@@ -25,7 +25,14 @@ describe('the branch cell of "Continue from here"', () => {
 });
 
 describe('where a branch may start', () => {
-  const run = { status: 'done', steps: [{ step: 1, author: 'root' }, { step: 2, author: 'human' }, { step: 3, author: 'human-edited' }] };
+  const run = {
+    status: 'done',
+    steps: [
+      { step: 1, author: 'root', status: 'done' },
+      { step: 2, author: 'human', status: 'done' },
+      { step: 3, author: 'human-edited', status: 'error' }
+    ]
+  };
 
   it('a root step, edited or not, of a run that ended, with no other run going', () => {
     expect(canContinueFrom(run, 1, false)).toBe(true);
@@ -34,6 +41,12 @@ describe('where a branch may start', () => {
     expect(canContinueFrom(run, 9, false)).toBe(false);
     expect(canContinueFrom(run, 1, true)).toBe(false);
     expect(canContinueFrom({ ...run, status: 'running' }, 1, false)).toBe(false);
+  });
+
+  it('only a step that ran: one the run stopped before it ran has nothing to continue from', () => {
+    const stopped = { status: 'stopped', steps: [...run.steps, { step: 4, author: 'root', status: 'stopped' }] };
+    expect(canContinueFrom(stopped, 3, false)).toBe(true);
+    expect(canContinueFrom(stopped, 4, false)).toBe(false);
   });
 });
 
