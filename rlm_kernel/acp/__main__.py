@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from ..config import RUN_SETTINGS, RLMConfig, add_arguments, setting_env
 from ..errors import RLMError
-from ..lm import BACKENDS
+from ..lm import keyed_backend, no_key_notice
 from ..risk import LADDER
 
 __all__ = ["main", "settings"]
@@ -41,13 +41,10 @@ def settings(
             values[name] = value
     notice = None
     if "backend" not in values:
-        keyed = [b for b in BACKENDS.values() if b.key_var and b.default_model]
-        found = next((b.name for b in keyed if environ.get(b.key_var or "")), None)
-        values["backend"] = found or "local"
+        found = keyed_backend(environ)
+        values["backend"] = found.name if found else "local"
         if found is None:
-            keys = " or ".join(b.key_var or "" for b in keyed)
-            model = values.get("model_name") or BACKENDS["local"].default_model
-            notice = f"No API key found ({keys}): using the bundled model, {model}, on this machine."
+            notice = no_key_notice(values.get("model_name"))
     return RLMConfig(**values), notice
 
 

@@ -45,8 +45,8 @@ from ..config import (
 )
 from ..errors import MissingAPIKey, RLMError
 from ..events import Event, RootToken, RunEnded, RunStarted
-from ..lm import BACKENDS
 from ..lm import backend as backend_of
+from ..lm import keyed_backend, no_key_notice
 from ..messages import COMM_TARGET, EventsMsg, Message, RunFinished, RunStartedMsg
 from ..rewind import Branch, branch_at
 from ..risk import LADDER, capped
@@ -259,9 +259,8 @@ class RLMMagics(Magics):
     def _found_backend(self) -> Setting:
         """With no backend configured: the provider whose key is found (OpenAI's first), else the
         bundled model, which needs none. Services with no default model are only chosen by name."""
-        for name, spec in BACKENDS.items():
-            if spec.key_var and spec.default_model and os.environ.get(spec.key_var):
-                return Setting("backend", name, f"${spec.key_var} is set")
+        if (spec := keyed_backend()) is not None:
+            return Setting("backend", spec.name, f"${spec.key_var} is set")
         if self.backend_kwargs.get("api_key"):
             return Setting("backend", "openai", "default: backend_kwargs has an api_key")
         return Setting("backend", "local", NO_KEY)
@@ -298,9 +297,7 @@ class RLMMagics(Magics):
         except RLMError as exc:
             raise UsageError(str(exc)) from None
         if any(x.name == "backend" and x.source == NO_KEY for x in found):
-            keys = " or ".join(b.key_var for b in BACKENDS.values() if b.key_var and b.default_model)
-            model = run["model_name"] or BACKENDS["local"].default_model
-            print(f"No API key found ({keys}): using the bundled model, {model}, on this machine.")
+            print(no_key_notice(run["model_name"]))
         return rlm, s
 
     # -- the magics --------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ that client's own prices, before the process-wide table of :mod:`rlm_kernel.usag
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -137,6 +137,20 @@ BACKENDS: dict[str, Backend] = {
     )
 }
 DEFAULT_MODELS = {name: b.default_model for name, b in BACKENDS.items() if b.default_model}
+
+
+def keyed_backend(environ: Mapping[str, str] = os.environ) -> Backend | None:
+    """For a run that names no backend: the provider whose key is set (OpenAI's first), or None,
+    when the bundled model answers. Services with no default model are only chosen by name."""
+    keyed = (b for b in BACKENDS.values() if b.key_var and b.default_model)
+    return next((b for b in keyed if environ.get(b.key_var or "")), None)
+
+
+def no_key_notice(model: str | None = None) -> str:
+    """The one line said when no key was found and the bundled model answers."""
+    keys = " or ".join(b.key_var for b in BACKENDS.values() if b.key_var and b.default_model)
+    model = model or BACKENDS["local"].default_model
+    return f"No API key found ({keys}): using the bundled model, {model}, on this machine."
 
 
 def backend(name: str) -> Backend:
