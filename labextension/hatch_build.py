@@ -1,10 +1,12 @@
 """The wheel's build hook calls :func:`build` (pyproject.toml, ``[tool.hatch.build.hooks.jupyter-builder]``).
 
-It builds the JupyterLab extension with jlpm into ``rlm_kernel/labextension/`` (git-ignored), from
-where the wheel ships it to ``share/jupyter/labextensions/rlm-kernel-labextension/``.
+It builds the JupyterLab extension with jlpm into ``rlm_kernel/labextension/``, from where the
+wheel ships it to ``share/jupyter/labextensions/rlm-kernel-labextension/``. The production build is
+committed, with the digest of the sources it was built from (``sources.sha256``), so a clone
+installs the extension with no Node.js.
 
-- The build output is complete and newer than the sources (an sdist, a second install): nothing
-  to do, and no Node.js needed.
+- The build output is complete and was built from these very sources (a clone, an sdist, a
+  second install): nothing to do, and no Node.js needed.
 - Otherwise it runs ``jlpm install`` and ``jlpm run build:prod`` (``build`` for an editable
   install) in ``labextension/``.
 - Without Node.js 20.19+ or 22.12+ there is nothing to build with: the package installs without
@@ -14,6 +16,7 @@ where the wheel ships it to ``share/jupyter/labextensions/rlm-kernel-labextensio
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import shutil
@@ -21,12 +24,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from hatch_jupyter_builder import npm_builder
-
 # jupyter-builder (JupyterLab >= 4.6) refuses older Node.js: "^20.19.0 || >=22.12.0".
 NODE_OK = "20.19+ or 22.12+"
 # What the build reads: a change to any of these makes the output stale.
 SOURCES = ("src", "style", "package.json", "yarn.lock", "tsconfig.json")
+STAMP = "sources.sha256"  # in the build: the digest of the sources it was built from
 log = logging.getLogger("rlm_kernel.build")
 
 
@@ -57,12 +59,19 @@ def _complete(out: Path) -> bool:
     return (out / "package.json").is_file() and any((out / "static").glob("remoteEntry.*.js"))
 
 
+def sources_digest(package: Path) -> str:
+    """The SHA-256 of what the build reads: each source file's path and bytes, in order. A clone
+    keeps no build times, so a build says by this digest which sources it was built from."""
+    digest = hashlib.sha256()
+    files = sorted(f for name in SOURCES if (package / name).exists() for f in _files(package / name))
+    for f in files:
+        digest.update(f.relative_to(package).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def _up_to_date(out: Path, package: Path) -> bool:
-    if not _complete(out):
-        return False
-    built = min(p.stat().st_mtime for p in _files(out))
-    sources = [f for name in SOURCES if (package / name).exists() for f in _files(package / name)]
-    return all(f.stat().st_mtime <= built for f in sources)
+    stamp = out / STAMP
+    return _complete(out) and stamp.is_file() and stamp.read_text().strip() == sources_digest(package)
 
 
 def build(
@@ -90,5 +99,15 @@ def build(
             NODE_OK,
         )
         return
+    from hatch_jupyter_builder import npm_builder  # the build's own dependency, only when it builds
+
     kwargs.pop("source_dir", None)  # staleness is decided above, over all of SOURCES
     npm_builder(target_name, version, path=str(package), build_dir=str(out), force=True, **kwargs)
+    (out / STAMP).write_text(sources_digest(package) + "\n")
+
+
+if __name__ == "__main__":  # python labextension/hatch_build.py: the production build to commit, stamped
+    here = Path(__file__).resolve().parent
+    subprocess.run(["jlpm", "install"], cwd=here, check=True)
+    subprocess.run(["jlpm", "build:prod"], cwd=here, check=True)
+    (here.parent / "rlm_kernel" / "labextension" / STAMP).write_text(sources_digest(here) + "\n")

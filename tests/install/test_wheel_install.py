@@ -60,7 +60,7 @@ def _clean_env(path: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory, path_without: Callable[..., str]) -> Installed:
     assert (BUILT / "package.json").is_file() and any((BUILT / "static").glob("remoteEntry.*.js")), (
-        "no built extension in rlm_kernel/labextension: build it once with Node.js (pip install -e .)"
+        "no built extension in rlm_kernel/labextension: it is committed; rebuild it with python labextension/hatch_build.py"
     )
     no_node = path_without(*NODE)
     tmp = tmp_path_factory.mktemp("wheel")
