@@ -478,14 +478,16 @@ class NotebookRun:
         cell_id, code, result, outcome = ran
         renumbered = self.loop.human_step(code, result.text(), result.error, result.elapsed_s)
         self.last_cell = cell_id or self.last_cell  # an answer it sets goes right after it
-        if outcome.answer_ready:
-            self.on(Input.END, self.loop.human_answer(outcome.answer))
-        elif renumbered is not None and self.pending is not None:
+        if renumbered is not None and self.pending is not None:
             # The waiting step now runs after the human's cell: the front end learns its new number
-            # (after the events that gave the human's cell the old one) and moves its cell below.
+            # (after the events that gave the human's cell the old one) and moves its cell below,
+            # also when the human's cell ends the run, so that no two cells show one number.
             self.pending = renumbered
             self._flush()
             self._propose(renumbered)
+        if outcome.answer_ready:
+            self.on(Input.END, self.loop.human_answer(outcome.answer))
+        elif renumbered is not None:
             self._show_status()
 
     def _do_regenerate(self, _: Any) -> None:

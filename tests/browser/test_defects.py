@@ -109,24 +109,26 @@ def test_a_human_answer_lands_after_the_human_cell_which_has_a_badge(
     view = wait_until(
         page, lambda: cells(page), lambda cs: len(cs) == 5 and answered(cs[4]), "the answer cell"
     )
-    human = view[3]
+    # It ran before the waiting step: it is step 1, and the step that never ran, numbered 2, below it.
+    human, waiting = view[2], view[3]
     assert human["source"] == HUMAN and "the human knew" in view[4]["markdown"]
-    run_id = view[2]["rlm"]["run_id"]
-    assert human["rlm"] == {"run_id": run_id, "step": 2, "author": "human"}
-    assert human["badge"] == "RLM step 2 · human" and "rlm-step-cell" in human["classes"]
+    run_id = waiting["rlm"]["run_id"]
+    assert human["rlm"] == {"run_id": run_id, "step": 1, "author": "human"}
+    assert human["badge"] == "RLM step 1 · human" and "rlm-step-cell" in human["classes"]
+    assert waiting["badge"] == "RLM step 2 · not run"
     panel = wait_until(
         page, lambda: runs_view(page), lambda v: v["runs"][0]["status"] == "done", "the run done in the panel"
     )
-    assert [(s["step"], s["author"]) for s in panel["runs"][0]["steps"]] == [(1, "root"), (2, "human")]
+    assert [(s["step"], s["author"]) for s in panel["runs"][0]["steps"]] == [(1, "human"), (2, "root")]
     # The badge is the cell's metadata: it is saved, and comes back with the notebook.
     save(page)
     saved = json.loads((lab.root_dir / name).read_text())["cells"]
-    assert saved[3]["metadata"]["rlm"] == {"run_id": run_id, "step": 2, "author": "human"}
+    assert saved[2]["metadata"]["rlm"] == {"run_id": run_id, "step": 1, "author": "human"}
     reopen(page, name)
     wait_until(
         page,
         lambda: cells(page),
-        lambda cs: len(cs) == 5 and cs[3]["badge"] == "RLM step 2 · human",
+        lambda cs: len(cs) == 5 and cs[2]["badge"] == "RLM step 1 · human",
         "the human step's badge after reopening",
     )
 

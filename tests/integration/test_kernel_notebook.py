@@ -128,11 +128,14 @@ def test_a_step_cell_is_known_by_its_metadata_if_it_runs_before_its_binding_arri
     assert second["step"] == 2 and second["after_cell_id"] == "early"
     assert "Output of step 1:\n1" in root_requests(server)[1].last_user
     # Run again (or a copy of it), the cell is the human's own: it names a step that already ran.
+    # It ran before the waiting step 2, so it takes that number, and step 2 is announced again as 3.
     front.run_cell(proposal["code"], "early", rlm=meta)
-    front.run_cell(second["code"], "also-early", rlm={**meta, "step": 2, "proposed": second["code"]})
+    again = front.next("propose_step")
+    assert (again["step"], again["code"]) == (3, second["code"])
+    front.run_cell(second["code"], "also-early", rlm={**meta, "step": 3, "proposed": second["code"]})
     assert front.next("propose_step")["step"] == 4
     request = root_requests(server)[2].last_user
-    assert "The human ran a cell of their own (step 3)" in request and "Output of step 2:\n2" in request
+    assert "The human ran a cell of their own (step 2)" in request and "Output of step 3:\n2" in request
 
 
 def test_pause_resume_and_stop(kernel: KernelSession, server: ScriptedServer) -> None:
@@ -404,25 +407,29 @@ def test_regenerate_after_a_human_cell_and_a_hint_asks_with_them_and_keeps_the_s
     front.run_cell("%%rlm -c doc --mode step\nq")
     first = front.next("propose_step")
     front.accept(first)
-    front.run_cell("print('mine:', doc[:2])")  # the human's own cell while step 1 waits: step 2
+    front.run_cell("print('mine:', doc[:2])")  # the human's own cell while step 1 waits: it ran first
+    renumbered = front.next("propose_step")
+    assert renumbered["step"] == 2  # the waiting step, announced again after the human's step 1
+    front.accept(renumbered)
     front.run_cell("%rlm hint count the characters")
-    front.send(RegenerateMsg(run_id=first["run_id"], step=1))
+    front.send(RegenerateMsg(run_id=first["run_id"], step=2))
     second = front.next("propose_step")
-    assert second["step"] == 1  # the waiting step's number; the human's step 2 keeps its own
+    assert second["step"] == 2  # the waiting step's number; the human's step 1 keeps its own
     before, again = root_requests(server)[:2]
     assert again.last_user.startswith(before.last_user)
-    assert "The human ran a cell of their own (step 2)" in again.last_user and "mine:" in again.last_user
+    assert "The human ran a cell of their own (step 1)" in again.last_user and "mine:" in again.last_user
     assert "Hint from the human: count the characters" in again.last_user
     assert before.body.get("temperature") is None and again.body["temperature"] > 0 and "seed" in again.body
     front.accept(second)
-    front.run_cell(second["code"], front.cells[1])
+    front.run_cell(second["code"], front.cells[2])
     third = front.next("propose_step")
     assert third["step"] == 3
     front.accept(third)
     front.run_cell(third["code"], front.cells[3])
     assert front.next("run_finished")["answer"] == "21"
     check = front.run_cell("print([(e.step, e.author) for e in _rlm.trajectory if e.kind == 'step_started'])")
-    assert kernel.text(check).strip() == repr([(1, "root"), (2, "human"), (1, "root"), (3, "root")])
+    steps = [(1, "root"), (1, "human"), (2, "root"), (2, "root"), (3, "root")]
+    assert kernel.text(check).strip() == repr(steps)
     assert "The human ran" not in root_requests(server)[2].last_user  # told once, with the regenerate
 
 
