@@ -897,12 +897,11 @@ class RLMRun:
         if result.error:
             self._last_failure = next((ln for ln in reversed(result.error.splitlines()) if ln.strip()), None)
             self._failing[tuple(self._ran)] = (self._executing, self._last_failure or "an error")
+            self._last_run = None
         elif not pending.blocks:  # the reply ran whole: the REPL is not what it was when code failed
             self._failing.clear()
             # Code that set an answer may be sent again after a doubt: the root insisting, no loop.
             self._last_run = None if answer_ready else (tuple(self._ran), self._executing)
-        if result.error:
-            self._last_run = None
         # A traceback supports no answer, though it may quote the very value (a line of the code).
         self._outputs.append(
             truncate(self.redact(result.printed()), self.config.max_output_chars)[0]
@@ -1071,9 +1070,9 @@ class RLMRun:
         Steps are numbered in the order they ran. Where the root's last step has not run yet (its
         code ``waiting`` for its cell, or being proposed again), the human's cell ran first: it
         takes that step's number, and the waiting step, announced again, the next."""
-        if waiting is None and not self.regenerating:
-            return self._human_step(code, output, error, elapsed_s)
         regenerating = self.regenerating
+        if waiting is None and not regenerating:
+            return self._human_step(code, output, error, elapsed_s)
         self.steps -= 1
         number = self._human_step(code, output, error, elapsed_s)
         self.steps = number + 1
