@@ -440,7 +440,8 @@ def _serve_arguments(sub: Any) -> None:
 
 
 def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from rlm_kernel.lm.machine_server import DEFAULT_IDLE_TIMEOUT, ServerKey, serve
+    from rlm_kernel.lm.machine_daemon import serve
+    from rlm_kernel.lm.machine_server import DEFAULT_IDLE_TIMEOUT, ServerKey
 
     if args.daemon != (args.listen_fd is not None):
         parser.error("--daemon and --listen-fd go together (a client that starts the server passes both)")
