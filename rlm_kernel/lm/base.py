@@ -232,42 +232,53 @@ class BaseLM(abc.ABC):
                 return await self._send(messages, max_tokens, stop, tools=tools)
             if on_token is None:
                 return await self._send(messages, max_tokens, stop)
-            received = Received()
-            guard = RepetitionGuard() if self.guards_repetition else None
-            # aclosing: leaving the loop early closes the provider's stream (and its connection) now.
-            async with contextlib.aclosing(self._stream(messages, max_tokens, stop, received)) as deltas:
-                async for delta in deltas:
-                    if not delta:
-                        continue
-                    parts.append(delta)
-                    try:
-                        on_token(delta)
-                    except Exception as exc:
-                        raise _CallbackFailed(exc) from exc
-                    if guard is not None and guard.feed(delta):
-                        received.finish, received.text = "repetition", None  # the text read so far
-                        break
-            return received
+            return await self._streamed(messages, max_tokens, stop, on_token, parts)
 
-        try:
+        for attempt in (1, 2):
             try:
                 received = await send()
-            except Exception as exc:
-                if parts or not self._unanswered(exc):
+                break
+            except _CallbackFailed as failed:  # the caller's own error, not the provider's
+                raise failed.error from None
+            except Exception as exc:  # noqa: BLE001 - the provider boundary: the SDK's errors become ProviderError here
+                if attempt == 1 and not parts and self._unanswered(exc):
+                    continue  # once: the request was never read, so it is not asked twice
+                # A body that does not parse (not JSON, cut, invalid UTF-8, the wrong shape) is the
+                # provider's; other exceptions are bugs, and go through as they are.
+                error = self._error(exc) or (self._unreadable(exc) if isinstance(exc, ValueError) else None)
+                if error is None:
                     raise
-                received = await send()  # once: the request was never read, so it is not asked twice
-        except _CallbackFailed as failed:  # the caller's own error, not the provider's
-            raise failed.error from None
-        except Exception as exc:
-            # A body that does not parse (not JSON, cut, invalid UTF-8, the wrong shape) is the
-            # provider's; other exceptions are bugs, and go through as they are.
-            error = self._error(exc) or (self._unreadable(exc) if isinstance(exc, ValueError) else None)
-            if error is None:
-                raise
-            raise error from exc
+                raise error from exc
         if received.finish is None and self.requires_finish:
             raise self._unreadable(None)
         return self._completion(messages, received, parts, now() - started)
+
+    async def _streamed(
+        self,
+        messages: list[Message],
+        max_tokens: int | None,
+        stop: Sequence[str] | None,
+        on_token: TokenCallback,
+        parts: list[str],
+    ) -> Received:
+        """Read a streamed reply into ``parts``, handing each piece to ``on_token``; a stream that has
+        fallen into a loop is left (finish reason ``repetition``)."""
+        received = Received()
+        guard = RepetitionGuard() if self.guards_repetition else None
+        # aclosing: leaving the loop early closes the provider's stream (and its connection) now.
+        async with contextlib.aclosing(self._stream(messages, max_tokens, stop, received)) as deltas:
+            async for delta in deltas:
+                if not delta:
+                    continue
+                parts.append(delta)
+                try:
+                    on_token(delta)
+                except Exception as exc:  # noqa: BLE001 - the caller's callback: its error is raised as its own
+                    raise _CallbackFailed(exc) from exc
+                if guard is not None and guard.feed(delta):
+                    received.finish, received.text = "repetition", None  # the text read so far
+                    break
+        return received
 
     def _unanswered(self, exc: Exception) -> bool:
         """Whether ``exc`` says the server closed the connection before it answered (a server of one's

@@ -171,7 +171,7 @@ class LlamaServer:
             self._url = url if url.startswith("http") else "http://" + url
             try:
                 self._wait_healthy(deadline=started + timeout, timeout=timeout)
-            except BaseException:
+            except BaseException:  # undone on any failure, Ctrl-C included, and re-raised
                 self._release()
                 raise
             return self.base_url

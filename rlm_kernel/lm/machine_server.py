@@ -199,7 +199,7 @@ def _bind(path: Path) -> socket.socket:
         os.chmod(tmp, 0o600)
         listener.listen(128)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException:  # undone on any failure, Ctrl-C included, and re-raised
         listener.close()
         with contextlib.suppress(OSError):
             tmp.unlink()
@@ -408,7 +408,7 @@ def _spawn(key: ServerKey, sock_path: Path, log_path: Path, idle_timeout: float)
             )
         finally:
             os.close(log_fd)
-    except BaseException:
+    except BaseException:  # undone on any failure, Ctrl-C included, and re-raised
         listener.close()
         with contextlib.suppress(OSError):
             sock_path.unlink()
