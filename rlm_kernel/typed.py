@@ -196,12 +196,12 @@ def _build(spec: Any) -> OutputType:
         except jsonschema.SchemaError as exc:
             raise ConfigError(f"output_type is not a valid JSON schema: {exc.message}") from None
         return OutputType(str(spec.get("title", "the schema")), spec, None, spec.get("type") == "string")
-    from pydantic import TypeAdapter
+    from pydantic import PydanticUserError, TypeAdapter
 
     try:
         adapter = TypeAdapter(spec)
         schema = adapter.json_schema()
-    except Exception as exc:  # pydantic's: a type it cannot check or describe
+    except (PydanticUserError, TypeError, ValueError) as exc:  # a type pydantic cannot check or describe
         raise ConfigError(f"output_type {spec!r} has no JSON schema: {str(exc).splitlines()[0]}") from None
     plain = isinstance(spec, type) and typing.get_origin(spec) is None  # a class, not list[str]
     name = spec.__name__ if plain else repr(spec).replace("typing.", "")

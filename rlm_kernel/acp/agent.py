@@ -202,7 +202,7 @@ class _Turn:
             response = await self.agent.client.request_permission(
                 session_id=self.session.id, tool_call=self.updates.permission_call(step, why), options=OPTIONS
             )
-        except Exception as exc:  # a client that cannot be asked: the step does not run
+        except Exception as exc:  # noqa: BLE001 - a client that cannot be asked: the step does not run
             log.warning("rlm_kernel.acp: asking the client failed: %s", exc)
             self.send(self.updates.denied(step))
             return False

@@ -71,7 +71,7 @@ async def rollout(task: Task, method: str, settings: Settings, trajectories: Pat
         value = score(task.scorer, outcome.answer, task.answer)
     except ConfigError:
         raise  # a mistake in the sweep's settings: every rollout would fail the same way
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a bug escaping a method is a crashed row, the sweep goes on
         outcome, wall, value = Outcome(answer=None, error=f"crashed: {type(exc).__name__}: {exc}"), 0.0, 0.0
         crashed = True
         outcome.warnings.append("".join(traceback.format_exception(exc))[-4000:])

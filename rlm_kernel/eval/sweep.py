@@ -114,7 +114,7 @@ def run(*args: Any, **kwargs: Any) -> Results:
     def work() -> None:
         try:
             box["result"] = asyncio.run(arun(*args, **kwargs))
-        except BaseException as exc:  # handed to the caller's thread below
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread below
             box["error"] = exc
 
     thread = threading.Thread(target=work, name="rlm-eval", daemon=True)

@@ -240,7 +240,7 @@ class BaseLM(abc.ABC):
                 break
             except _CallbackFailed as failed:  # the caller's own error, not the provider's
                 raise failed.error from None
-            except Exception as exc:  # noqa: BLE001 - the provider boundary: the SDK's errors become ProviderError here
+            except Exception as exc:  # the provider boundary: SDK errors become ProviderError, bugs go on
                 if attempt == 1 and not parts and self._unanswered(exc):
                     continue  # once: the request was never read, so it is not asked twice
                 # A body that does not parse (not JSON, cut, invalid UTF-8, the wrong shape) is the
@@ -273,7 +273,7 @@ class BaseLM(abc.ABC):
                 parts.append(delta)
                 try:
                     on_token(delta)
-                except Exception as exc:  # noqa: BLE001 - the caller's callback: its error is raised as its own
+                except Exception as exc:  # the caller's callback: its error is raised as its own
                     raise _CallbackFailed(exc) from exc
                 if guard is not None and guard.feed(delta):
                     received.finish, received.text = "repetition", None  # the text read so far
