@@ -197,86 +197,127 @@ def _copies(events: Iterable[Event]) -> dict[str, list[Event]]:
     return {rid: max(found, key=len) for rid, found in copies.items()}
 
 
+class _Fold:
+    """One run's conversation with its root LM, folded from its events in order: a method per kind."""
+
+    def __init__(self, started: RunStarted) -> None:
+        self.started = started
+        self.conv = Conversation(
+            started.run_id,
+            started.depth,
+            [dict(m) for m in started.prompt],
+            parent_run=started.parent_run,
+            branched_at=started.branched_at,
+            protocol=str(started.settings.get("protocol") or "both"),
+            started_at=started.ts,
+        )
+        self.asked: str | None = None  # the request the next reply answers
+        self.set_aside: list[str] = []  # replies Regenerate set aside, for the turn asked again
+        self.latest: dict[int, StepStarted] = {}  # each step number's latest start: the one a finish ends
+        self.proposer: dict[int, Turn] = {}  # a root step that waits, and the turn whose reply proposed it
+        self.proposed: dict[int, list[int]] = {}  # by id(turn): the root steps its reply proposed, in order
+        self.edits: dict[int, list[tuple[int, str, str]]] = {}  # by id(turn): (block, proposed, executed)
+        self.executed: dict[int, str] = {}  # a human's edit of a step, until the step finishes
+        self.compacted: list[dict[str, Any]] | None = None  # the next turn's history, after a compaction
+
+    def root_request(self, event: RootRequest) -> None:
+        conv = self.conv
+        if self.asked is None and not conv.turns:  # the run's first request
+            conv.first_turn = event.turn
+        self.asked = event.content
+        # The root is asked again only once its reply's steps are done: a trajectory written
+        # without their step_finished (by hand, or by an older version) still shows they ran.
+        for step in self.proposer:
+            conv.steps.setdefault(step, self.executed.pop(step, self.latest[step].code))
+        self.proposer = {}
+
+    def root_reply(self, event: RootReply) -> None:
+        turn = Turn(self.asked or "", event.text, event.text, number=event.turn, rejected=self.set_aside)
+        turn.history, self.compacted = self.compacted, None
+        self.conv.turns.append(turn)
+        self.asked, self.set_aside = None, []
+
+    def compacted_(self, event: Compacted) -> None:
+        """The prefix up to the first request, then the notes on."""
+        fixed = self.started.fixed or len(self.started.prompt) + 1
+        self.compacted = [*self.conv.prefix[: fixed - 1], *(dict(m) for m in event.messages)]
+
+    def proposal_rejected(self, event: ProposalRejected) -> None:
+        if not self.conv.turns:
+            return
+        # The turn is asked again, with what came while its step waited: the next reply answers it.
+        turn = self.conv.turns.pop()
+        self.compacted = turn.history  # the request asked again follows the same history
+        self.asked = f"{turn.user}\n\n{event.added}" if event.added else turn.user
+        self.set_aside = [*turn.rejected, turn.reply]
+        self.proposer = {step: t for step, t in self.proposer.items() if t is not turn}
+        self.proposed.pop(id(turn), None)  # its id may be a later turn's once it is gone
+
+    def step_started(self, event: StepStarted) -> None:
+        self.latest[event.step] = event
+        turns = self.conv.turns
+        if event.author == "root" and not event.replayed and turns:
+            self.proposer[event.step] = turns[-1]
+            self.proposed.setdefault(id(turns[-1]), []).append(event.step)
+
+    def human_edit(self, event: HumanEdit) -> None:
+        self.executed[event.step] = event.executed
+        if (owner := self.proposer.get(event.step)) is not None:
+            block = self.proposed[id(owner)].index(event.step)
+            self.edits.setdefault(id(owner), []).append((block, event.proposed, event.executed))
+
+    def step_finished(self, event: StepFinished) -> None:
+        start = self.latest.get(event.step)
+        if start is not None:  # the code that ran: a human's edit of the proposal, or the proposal
+            self.conv.steps[event.step] = self.executed.pop(event.step, start.code)
+            if start.author == "root" and not start.replayed:
+                self.proposer.pop(event.step, None)
+
+    def answer_set(self, event: AnswerSet) -> None:
+        self.conv.answer_source = event.source
+
+    def run_ended(self, event: RunEnded) -> None:
+        self.conv.answer, self.conv.error = event.response, event.error
+
+    def end(self) -> Conversation:
+        """Mark the turns whose code never ran, and those a human corrected."""
+        waiting = {id(t) for t in self.proposer.values()}  # proposed, never run: the run ended first
+        for turn in self.conv.turns:
+            if id(turn) in waiting:
+                turn.ran = False
+            elif changes := self.edits.get(id(turn)):
+                corrected = _corrected(turn.reply, changes)
+                if corrected is None:
+                    turn.ran = False  # the code that ran cannot be shown as this reply's
+                else:
+                    # The proposal as the root wrote it is the one the human turned down.
+                    turn.target, turn.edited = corrected, True
+                    turn.rejected.append(turn.reply)
+        return self.conv
+
+
+_FOLDS: dict[type, Callable[[_Fold, Any], None]] = {
+    RootRequest: _Fold.root_request,
+    RootReply: _Fold.root_reply,
+    Compacted: _Fold.compacted_,
+    ProposalRejected: _Fold.proposal_rejected,
+    StepStarted: _Fold.step_started,
+    HumanEdit: _Fold.human_edit,
+    StepFinished: _Fold.step_finished,
+    AnswerSet: _Fold.answer_set,
+    RunEnded: _Fold.run_ended,
+}
+
+
 def _conversation(events: list[Event]) -> Conversation:
     """One run's conversation with its root LM, from its events in order."""
     started = events[0]
     assert isinstance(started, RunStarted)
-    conv = Conversation(
-        started.run_id,
-        started.depth,
-        [dict(m) for m in started.prompt],
-        parent_run=started.parent_run,
-        branched_at=started.branched_at,
-        protocol=str(started.settings.get("protocol") or "both"),
-        started_at=started.ts,
-    )
-    asked: str | None = None  # the request the next reply answers
-    set_aside: list[str] = []  # replies Regenerate set aside, for the turn asked again
-    latest: dict[int, StepStarted] = {}  # each step number's latest start: the one a finish ends
-    proposer: dict[int, Turn] = {}  # a root step that waits, and the turn whose reply proposed it
-    proposed: dict[int, list[int]] = {}  # by id(turn): the root steps its reply proposed, in order
-    edits: dict[int, list[tuple[int, str, str]]] = {}  # by id(turn): (block, proposed, executed)
-    executed: dict[int, str] = {}  # a human's edit of a step, until the step finishes
-    compacted: list[dict[str, Any]] | None = None  # what the next turn's history is, after a compaction
+    fold = _Fold(started)
     for event in events[1:]:
-        if isinstance(event, RootRequest):
-            if asked is None and not conv.turns:  # the run's first request
-                conv.first_turn = event.turn
-            asked = event.content
-            # The root is asked again only once its reply's steps are done: a trajectory written
-            # without their step_finished (by hand, or by an older version) still shows they ran.
-            for step in proposer:
-                conv.steps.setdefault(step, executed.pop(step, latest[step].code))
-            proposer = {}
-        elif isinstance(event, RootReply):
-            turn = Turn(asked or "", event.text, event.text, number=event.turn, rejected=set_aside)
-            turn.history, compacted = compacted, None
-            conv.turns.append(turn)
-            asked, set_aside = None, []
-        elif isinstance(event, Compacted):  # the prefix up to the first request, then the notes on
-            fixed = started.fixed or len(started.prompt) + 1
-            compacted = [*conv.prefix[: fixed - 1], *(dict(m) for m in event.messages)]
-        elif isinstance(event, ProposalRejected) and conv.turns:
-            # The turn is asked again, with what came while its step waited: the next reply answers it.
-            turn = conv.turns.pop()
-            compacted = turn.history  # the request asked again follows the same history
-            asked = f"{turn.user}\n\n{event.added}" if event.added else turn.user
-            set_aside = [*turn.rejected, turn.reply]
-            proposer = {step: t for step, t in proposer.items() if t is not turn}
-            proposed.pop(id(turn), None)  # its id may be a later turn's once it is gone
-        elif isinstance(event, StepStarted):
-            latest[event.step] = event
-            if event.author == "root" and not event.replayed and conv.turns:
-                proposer[event.step] = conv.turns[-1]
-                proposed.setdefault(id(conv.turns[-1]), []).append(event.step)
-        elif isinstance(event, HumanEdit):
-            executed[event.step] = event.executed
-            if (owner := proposer.get(event.step)) is not None:
-                block = proposed[id(owner)].index(event.step)
-                edits.setdefault(id(owner), []).append((block, event.proposed, event.executed))
-        elif isinstance(event, StepFinished):
-            start = latest.get(event.step)
-            if start is not None:  # the code that ran: a human's edit of the proposal, or the proposal
-                conv.steps[event.step] = executed.pop(event.step, start.code)
-                if start.author == "root" and not start.replayed:
-                    proposer.pop(event.step, None)
-        elif isinstance(event, AnswerSet):
-            conv.answer_source = event.source
-        elif isinstance(event, RunEnded):
-            conv.answer, conv.error = event.response, event.error
-    waiting = {id(t) for t in proposer.values()}  # proposed, never run: the run ended first
-    for turn in conv.turns:
-        if id(turn) in waiting:
-            turn.ran = False
-        elif changes := edits.get(id(turn)):
-            corrected = _corrected(turn.reply, changes)
-            if corrected is None:
-                turn.ran = False  # the code that ran cannot be shown as this reply's
-            else:
-                # The proposal as the root wrote it is the one the human turned down.
-                turn.target, turn.edited = corrected, True
-                turn.rejected.append(turn.reply)
-    return conv
+        if (method := _FOLDS.get(type(event))) is not None:
+            method(fold, event)
+    return fold.end()
 
 
 def conversations(events: Iterable[Event]) -> list[Conversation]:
@@ -413,7 +454,7 @@ def read_results(path: str | Path) -> tuple[list[Event], dict[str, float], list[
     return events, scores, missing
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m rlm_kernel.export", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "inputs",
@@ -450,12 +491,14 @@ def main(argv: list[str] | None = None) -> int:
         "--plot", help="draw turns per trajectory and characters per turn, before and after (PNG; matplotlib)"
     )
     parser.add_argument("--children", action="store_true", help="also export child runs (depth > 0)")
-    args = parser.parse_args(argv)
+    return parser
 
+
+def _gather(inputs: list[str], stats: ExportStats) -> tuple[list[Event], dict[str, float]]:
+    """Every run's events from the inputs, and the scores their results folders give."""
     scores: dict[str, float] = {}
     events: list[Event] = []
-    stats = ExportStats(min_turns=args.min_turns, max_chars=args.max_chars)
-    for path in (Path(raw) for raw in args.inputs):
+    for path in (Path(raw) for raw in inputs):
         folders = [path] if is_results_folder(path) else _results_folders(path)
         for folder in folders:
             found, rollout_scores, missing = read_results(folder)
@@ -466,6 +509,40 @@ def main(argv: list[str] | None = None) -> int:
             events.extend(
                 read_inputs(f for f in _inputs_in(path) if not any(d in f.parents for d in folders))
             )
+    return events, scores
+
+
+def _kept(
+    conv: Conversation,
+    args: argparse.Namespace,
+    scores: dict[str, float],
+    stats: ExportStats,
+    redactor: Redactor,
+) -> list[dict[str, Any]]:
+    """The run's samples as they will be written (repaired, redacted, whole, each rejected reply once
+    and none of the target's text); the filters come last, on these, so what they promise holds."""
+    left_out: Counter[str] = Counter()
+    every = list(samples(conv, redact=redactor.text, left_out=left_out))
+    stats.never_ran += conv.never_ran
+    stats.rejected_same_as_target += left_out["rejected_same_as_target"]
+    stats.rejected_repeated += left_out["rejected_repeated"]
+    stats.before.add(every)
+    if scores.get(conv.run_id, 1.0 if conv.succeeded else 0.0) == 0:
+        stats.scored_zero += 1
+        return []
+    kept = [s for s in every if args.max_chars is None or sample_chars(s) <= args.max_chars]
+    stats.too_long += len(every) - len(kept)
+    if len(kept) < args.min_turns:
+        stats.too_few_turns += 1
+        return []
+    stats.after.add(kept)
+    return kept
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    stats = ExportStats(min_turns=args.min_turns, max_chars=args.max_chars)
+    events, scores = _gather(args.inputs, stats)
     if args.scores:
         scores.update(json.loads(Path(args.scores).read_text()))
     enabled = set() if "all" in args.no_repair else set(REPAIRS) - set(args.no_repair)
@@ -480,25 +557,7 @@ def main(argv: list[str] | None = None) -> int:
                 stats.children += 1
                 continue
             repair(conv, enabled)
-            # The samples as they will be written: repaired, redacted, whole, each rejected reply
-            # once and none of the target's text. The filters come last, on these, so what they
-            # promise holds.
-            left_out: Counter[str] = Counter()
-            every = list(samples(conv, redact=redactor.text, left_out=left_out))
-            stats.never_ran += conv.never_ran
-            stats.rejected_same_as_target += left_out["rejected_same_as_target"]
-            stats.rejected_repeated += left_out["rejected_repeated"]
-            stats.before.add(every)
-            score = scores.get(conv.run_id, 1.0 if conv.succeeded else 0.0)
-            if score == 0:
-                stats.scored_zero += 1
-                continue
-            kept = [s for s in every if args.max_chars is None or sample_chars(s) <= args.max_chars]
-            stats.too_long += len(every) - len(kept)
-            if len(kept) < args.min_turns:
-                stats.too_few_turns += 1
-                continue
-            stats.after.add(kept)
+            kept = _kept(conv, args, scores, stats, redactor)
             for sample in kept:
                 out.write(strict_json(sample, ensure_ascii=False) + "\n")
                 written += 1
