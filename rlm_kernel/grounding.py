@@ -135,6 +135,19 @@ def unsupported(
         return "it is an error message or a tool's report, not an answer"
     question = question or ""
     quantity = _asks_quantity(question)
+    why, numbers, own = _read_answer(question, text, quantity)
+    if why is not None or _YES_NO.match(text) or _NOTHING.search(text):
+        return why
+    if not written or not (numbers or own):
+        return None  # computed by the code, or nothing of its own to look for
+    return _not_printed(question, text, outputs, quantity, numbers, own)
+
+
+_Numbers = list[tuple[Decimal, int]]
+
+
+def _read_answer(question: str, text: str, quantity: bool) -> tuple[str | None, _Numbers, list[str]]:
+    """Why the answer says nothing the question did not (or None), with its own numbers and words."""
     asked_numbers = {v for v, _ in _numbers(question)}
     asked_words = {_stem(w) for w in _WORD.findall(question.lower())}
     given = _numbers(text)
@@ -144,17 +157,24 @@ def unsupported(
     if quantity and not numbers:
         if not spelled:
             if given:
-                return "the question asks for a quantity and the answer's only number is the question's"
-            return "the question asks for a quantity and the answer has no number"
+                return (
+                    "the question asks for a quantity and the answer's only number is the question's",
+                    [],
+                    [],
+                )
+            return "the question asks for a quantity and the answer has no number", [], []
         numbers = [(Decimal(_SPELLED[w]), 0) for w in spelled if w in _SPELLED]
     content = [w for w in words if w not in _STOP]
     own = [w for w in content if _stem(w) not in asked_words]
     if question and (content or given) and not (numbers or own or spelled) and not _CHOICE.search(question):
-        return "it only repeats words of the question"
-    if _YES_NO.match(text) or _NOTHING.search(text):
-        return None
-    if not written or not (numbers or own):
-        return None  # computed by the code, or nothing of its own to look for
+        return "it only repeats words of the question", numbers, own
+    return None, numbers, own
+
+
+def _not_printed(
+    question: str, text: str, outputs: Sequence[str], quantity: bool, numbers: _Numbers, own: list[str]
+) -> str | None:
+    """Why the answer's numbers or words are not what the steps printed, or None."""
     printed, noise = _support(outputs)
     low = printed.lower()
     if _first_hop(question, text, printed):
@@ -162,19 +182,25 @@ def unsupported(
     if not (quantity and numbers) and _bounded(" ".join(text.lower().split()).rstrip("."), low):
         return None  # as a whole (not for a count: its number may be a search report's)
     if numbers:
-        numbers = numbers[:12]
-        missing = 0 if len(numbers) <= 3 else len(numbers) - math.ceil(len(numbers) * 2 / 3)
-        seen = []
-        for value, places in numbers:
-            seen.append(_where(value, places, printed, months=not quantity))
-            if seen.count(None) > missing:
-                return _read_from(noise, value, places) or "not in anything the code printed"
-        if quantity and _COUNT.search(question) and "computed" not in seen:
-            return "a number read from search matches, not computed"
-        return None
+        return _numbers_not_printed(question, numbers[:12], printed, noise, quantity)
     own = own[:24]
     if sum(_bounded(w, low) for w in own) < math.ceil(len(own) / 2):
         return "not in anything the code printed"
+    return None
+
+
+def _numbers_not_printed(
+    question: str, numbers: _Numbers, printed: str, noise: list[str], quantity: bool
+) -> str | None:
+    """Why more than a third of the answer's numbers (any, for three or fewer) are not printed, or None."""
+    missing = 0 if len(numbers) <= 3 else len(numbers) - math.ceil(len(numbers) * 2 / 3)
+    seen = []
+    for value, places in numbers:
+        seen.append(_where(value, places, printed, months=not quantity))
+        if seen.count(None) > missing:
+            return _read_from(noise, value, places) or "not in anything the code printed"
+    if quantity and _COUNT.search(question) and "computed" not in seen:
+        return "a number read from search matches, not computed"
     return None
 
 
