@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import ast
 import typing
+from collections.abc import Callable
+from typing import Any
 
 from .messages import Mode
 
@@ -54,29 +56,54 @@ def risk_of(code: str) -> str | None:
 
 
 def _reason(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Import):
-        for alias in node.names:
-            if alias.name.split(".")[0] in RISKY_MODULES:
-                return f"it imports {alias.name}"
-    elif isinstance(node, ast.ImportFrom):
-        if node.level == 0 and (node.module or "").split(".")[0] in RISKY_MODULES:
-            return f"it imports from {node.module}"
-    elif isinstance(node, ast.Call):
-        func = node.func
-        if isinstance(func, ast.Name) and func.id in RISKY_CALLS:
-            return f"it calls {func.id}()"
-        if isinstance(func, ast.Name) and func.id == "open" and _writes(node):
-            return "it opens a file for writing"
-        if isinstance(func, ast.Attribute) and func.attr in WRITING_METHODS:
-            return f"it calls .{func.attr}()"
-        if isinstance(func, ast.Attribute) and func.attr == "open" and _writes(node):
-            return "it opens a file for writing"
-    elif isinstance(node, ast.Attribute) and node.attr.startswith("__") and node.attr.endswith("__"):
+    reason = _REASONS.get(type(node))
+    return reason(node) if reason is not None else None
+
+
+def _import(node: ast.Import) -> str | None:
+    for alias in node.names:
+        if alias.name.split(".")[0] in RISKY_MODULES:
+            return f"it imports {alias.name}"
+    return None
+
+
+def _import_from(node: ast.ImportFrom) -> str | None:
+    if node.level == 0 and (node.module or "").split(".")[0] in RISKY_MODULES:
+        return f"it imports from {node.module}"
+    return None
+
+
+def _call(node: ast.Call) -> str | None:
+    func = node.func
+    if isinstance(func, ast.Name) and func.id in RISKY_CALLS:
+        return f"it calls {func.id}()"
+    if isinstance(func, ast.Name) and func.id == "open" and _writes(node):
+        return "it opens a file for writing"
+    if isinstance(func, ast.Attribute) and func.attr in WRITING_METHODS:
+        return f"it calls .{func.attr}()"
+    if isinstance(func, ast.Attribute) and func.attr == "open" and _writes(node):
+        return "it opens a file for writing"
+    return None
+
+
+def _attribute(node: ast.Attribute) -> str | None:
+    if node.attr.startswith("__") and node.attr.endswith("__"):
         if node.attr not in ("__name__", "__doc__", "__len__", "__class__"):
             return f"it reaches {node.attr}"
-    elif isinstance(node, ast.Name) and node.id in ("__builtins__", "__loader__", "__spec__"):
-        return f"it reaches {node.id}"
     return None
+
+
+def _name(node: ast.Name) -> str | None:
+    return f"it reaches {node.id}" if node.id in ("__builtins__", "__loader__", "__spec__") else None
+
+
+_REASONS: dict[type[ast.AST], Callable[[Any], str | None]] = {
+    ast.Import: _import,
+    ast.ImportFrom: _import_from,
+    ast.Call: _call,
+    ast.Attribute: _attribute,
+    ast.Name: _name,
+}
 
 
 def _writes(call: ast.Call) -> bool:
