@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from acp import start_tool_call, text_block, tool_content, update_agent_message_text, update_tool_call
 from acp.helpers import SessionUpdate, update_agent_thought_text
@@ -75,31 +76,33 @@ class Updates:
         return f"{run_id or self.run_id}-step-{step}"
 
     def __call__(self, event: Event) -> list[SessionUpdate]:
-        top = event.depth == 0
-        if isinstance(event, RunStarted) and top:
+        handle = _HANDLERS.get(type(event))
+        return handle(self, event) if handle is not None else []
+
+    def _run_started(self, event: RunStarted) -> list[SessionUpdate]:
+        if event.depth == 0:
             self.run_id = event.run_id
-        elif isinstance(event, RootToken) and top:
-            return self._token(event.text)
-        elif isinstance(event, RootReply) and top:
-            return self._reply(event.text)
-        elif isinstance(event, StepStarted):
-            return [self._step_started(event)]
-        elif isinstance(event, StepFinished):
-            return [self._step_finished(event)]
-        elif isinstance(event, SubcallStarted):
-            return [self._subcall_started(event)]
-        elif isinstance(event, SubcallFinished):
-            return [self._subcall_finished(event)]
-        elif isinstance(event, AnswerDoubted):
-            return [self._thought(f"Answer sent back ({event.reason}): {event.content[:200]}\n")]
-        elif isinstance(event, RunWarning):
-            if top:
-                self.warnings.append(event)
-            return [self._thought(f"Warning ({event.code}): {event.text}\n")]
-        elif isinstance(event, RunEnded) and top:
-            self.ended = event
-            return [update_agent_message_text(self.redact(self.message(event)))]
         return []
+
+    def _root_token(self, event: RootToken) -> list[SessionUpdate]:
+        return self._token(event.text) if event.depth == 0 else []
+
+    def _root_reply(self, event: RootReply) -> list[SessionUpdate]:
+        return self._reply(event.text) if event.depth == 0 else []
+
+    def _doubted(self, event: AnswerDoubted) -> list[SessionUpdate]:
+        return [self._thought(f"Answer sent back ({event.reason}): {event.content[:200]}\n")]
+
+    def _warning(self, event: RunWarning) -> list[SessionUpdate]:
+        if event.depth == 0:
+            self.warnings.append(event)
+        return [self._thought(f"Warning ({event.code}): {event.text}\n")]
+
+    def _run_ended(self, event: RunEnded) -> list[SessionUpdate]:
+        if event.depth != 0:
+            return []
+        self.ended = event
+        return [update_agent_message_text(self.redact(self.message(event)))]
 
     # -- the root's reply ------------------------------------------------------------------
     def _token(self, text: str) -> list[SessionUpdate]:
@@ -205,3 +208,17 @@ class Updates:
                 text += f"\n\nThe answer so far: {ended.response}"
         notes = [f"Warning ({w.code}): {w.text}" for w in self.warnings]
         return "\n\n".join([text, *notes])
+
+
+_HANDLERS: dict[type, Callable[[Updates, Any], list[SessionUpdate]]] = {
+    RunStarted: Updates._run_started,
+    RootToken: Updates._root_token,
+    RootReply: Updates._root_reply,
+    StepStarted: lambda updates, event: [updates._step_started(event)],
+    StepFinished: lambda updates, event: [updates._step_finished(event)],
+    SubcallStarted: lambda updates, event: [updates._subcall_started(event)],
+    SubcallFinished: lambda updates, event: [updates._subcall_finished(event)],
+    AnswerDoubted: Updates._doubted,
+    RunWarning: Updates._warning,
+    RunEnded: Updates._run_ended,
+}
