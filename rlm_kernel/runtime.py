@@ -36,6 +36,7 @@ __all__ = [
     "StopSignal",
     "Watchdog",
     "StepInterrupted",
+    "close_quietly",
     "default_runtime",
     "wait_any",
     "wait_future",
@@ -325,10 +326,7 @@ class Runtime:
             self._closing = True
             resources, self._adopted, self._owned = self._adopted[::-1], [], {}
         for resource in resources:
-            try:
-                resource.close()
-            except Exception:  # a boundary: one that fails to close must not keep the rest open
-                log.warning("rlm_kernel: closing %r failed", resource, exc_info=True)
+            close_quietly(resource.close, repr(resource))
         with self._lock:
             self._closed = True
             pools, loop, thread = list(self._pools), self._loop, self._thread
@@ -358,6 +356,17 @@ class Runtime:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def close_quietly(close: Callable[[], T], what: str, *, log: logging.Logger = log) -> T | None:
+    """``close()``'s value, or None where it failed, logged with its traceback: one thing that fails
+    to close (a kernel that will not shut down, a client's connections) must neither keep the rest
+    open nor cost a run its result."""
+    try:
+        return close()
+    except Exception:  # closing: whatever one resource raises, the others still close
+        log.warning("rlm_kernel: closing %s failed", what, exc_info=True)
+        return None
 
 
 _default: Runtime | None = None

@@ -19,7 +19,8 @@ from .executors import make_executor
 
 if TYPE_CHECKING:
     from .engine import Finish, Followup
-    from .rlm import RLM, OpenRun, RLMResult
+    from .rlm import RLM
+    from .run_result import OpenRun, RLMResult
 
 __all__ = ["Session"]
 
