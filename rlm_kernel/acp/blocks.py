@@ -60,25 +60,9 @@ async def read_prompt(blocks: Sequence[Any], read_file: ReadFile = None) -> Prom
         if isinstance(block, TextContentBlock):
             words.append(block.text)
         elif isinstance(block, EmbeddedResourceContentBlock):
-            resource = block.resource
-            if isinstance(resource, BlobResourceContents):
-                try:
-                    parts.append((_name(resource.uri), base64.b64decode(resource.blob, validate=True)))
-                except (binascii.Error, ValueError):
-                    skipped.append(f"{_name(resource.uri)} (not base64)")
-            else:
-                parts.append((_name(resource.uri), resource.text))
+            _embedded(block.resource, parts, skipped)
         elif isinstance(block, ResourceContentBlock):
-            path = file_path(block.uri)
-            if path is None:
-                skipped.append(f"{block.uri} (only file:// links are read)")
-                continue
-            try:
-                text = await read_file(path) if read_file is not None else Path(path).read_text()
-            except (OSError, UnicodeDecodeError, RequestError) as exc:
-                skipped.append(f"{block.name} ({type(exc).__name__})")
-                continue
-            parts.append((block.name or _name(block.uri), text))
+            await _linked(block, read_file, parts, skipped)
         else:
             skipped.append(f"a {getattr(block, 'type', 'content')} block")
     question = "\n".join(w for w in words if w.strip()) or None
@@ -93,3 +77,30 @@ async def read_prompt(blocks: Sequence[Any], read_file: ReadFile = None) -> Prom
             key, n = f"{name} ({n})", n + 1
         context[key] = value
     return Prompt(question, context, tuple(context), tuple(skipped))
+
+
+def _embedded(resource: Any, parts: list[tuple[str, Any]], skipped: list[str]) -> None:
+    """A file the client sent whole: text, or bytes in base64."""
+    if not isinstance(resource, BlobResourceContents):
+        parts.append((_name(resource.uri), resource.text))
+        return
+    try:
+        parts.append((_name(resource.uri), base64.b64decode(resource.blob, validate=True)))
+    except (binascii.Error, ValueError):
+        skipped.append(f"{_name(resource.uri)} (not base64)")
+
+
+async def _linked(
+    block: ResourceContentBlock, read_file: ReadFile, parts: list[tuple[str, Any]], skipped: list[str]
+) -> None:
+    """A link to a file: read through the client where it can, else from disk; only file:// links."""
+    path = file_path(block.uri)
+    if path is None:
+        skipped.append(f"{block.uri} (only file:// links are read)")
+        return
+    try:
+        text = await read_file(path) if read_file is not None else Path(path).read_text()
+    except (OSError, UnicodeDecodeError, RequestError) as exc:
+        skipped.append(f"{block.name} ({type(exc).__name__})")
+        return
+    parts.append((block.name or _name(block.uri), text))
