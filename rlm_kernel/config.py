@@ -6,15 +6,18 @@ import argparse
 import difflib
 import typing
 import warnings
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import MISSING, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from .errors import ConfigError
+from .executors.settings import SETTINGS as EXECUTOR_SETTINGS
+from .executors.settings import ExecutorSettings
 from .lm import BACKENDS as _BACKENDS
 from .lm import backend as backend_of
 from .secrets import public_kwargs
+from .setting import setting
 from .tools import tools_of
 
 __all__ = [
@@ -24,6 +27,8 @@ __all__ = [
     "PROTOCOLS",
     "RUN_SETTINGS",
     "EXECUTORS",
+    "EXECUTOR_SETTINGS",
+    "ExecutorSettings",
     "ALIASES",
     "DeprecatedName",
     "setting_help",
@@ -31,8 +36,10 @@ __all__ = [
     "setting_kind",
     "setting_choices",
     "setting_type",
+    "setting_default",
     "normalize",
     "add_arguments",
+    "executor_kwargs_of",
 ]
 
 BACKENDS = tuple(_BACKENDS)
@@ -43,35 +50,31 @@ EXECUTORS = ("local", "kernel", "gateway")
 # three, the 0.5B's greedy root, batched with two sampled ones, reads needles it reads alone
 # wrongly, and paraphrases split votes that agree (docs/evaluation.md).
 DEFAULT_VOTES = 1
+# The settings of a few named values, and whether None (empty: a default) is one of them.
+_CHOSEN = (
+    ("backend", BACKENDS, False),
+    ("sub_backend", BACKENDS, True),
+    ("prompt_profile", PROFILES, True),
+    ("protocol", PROTOCOLS, False),
+    ("executor", EXECUTORS, False),
+)
+# Numbers with a least value, where given: (setting, least, the rule as the error says it).
+_AT_LEAST = (
+    ("output_retries", 0, "must be 0 or more"),
+    ("max_errors", 1, "must be at least 1"),
+    ("votes", 1, "must be at least 1 (1: one root, no vote)"),
+    ("max_reply_tokens", 16, "must be at least 16"),
+)
+
+
+def _setting(*args: Any, **kwargs: Any) -> Any:
+    """:func:`rlm_kernel.setting.setting`, by the name the linter knows makes a field (pyproject.toml)."""
+    return setting(*args, **kwargs)
 
 
 class DeprecatedName(FutureWarning):
     """A setting was given by an older spelling (``profile`` for ``prompt_profile``): it still works.
     A FutureWarning, so that notebooks and command lines show it."""
-
-
-def _setting(
-    default: Any = None,
-    help: str | None = None,
-    *,
-    env: str | None = None,
-    alias: str | None = None,
-    kind: str | None = None,
-    choices: tuple[str, ...] | None = None,
-    factory: Callable[[], Any] | None = None,
-) -> Any:
-    """A field of RLMConfig with what its front ends are generated from: ``help`` (the field is then
-    a run setting that every front end offers under its name), ``env`` (the environment variable the
-    magics read), ``alias`` (an older spelling, accepted with a warning), ``kind`` (``dict`` or
-    ``functions``: values a command line does not take as text) and ``choices``."""
-    meta = {
-        k: v
-        for k, v in (("help", help), ("env", env), ("alias", alias), ("kind", kind), ("choices", choices))
-        if v is not None
-    }
-    if factory is not None:
-        return field(default_factory=factory, metadata=meta)
-    return field(default=default, metadata=meta)
 
 
 @dataclass(frozen=True)
@@ -119,12 +122,13 @@ class RLMConfig:
     executor: Literal["local", "kernel", "gateway"] = _setting(
         "local", "Where the code runs: this process, a kernel of its own, or a Kernel Gateway's"
     )
-    executor_kwargs: dict[str, Any] = _setting(
+    # Given as a dict, it is the executor's settings from __post_init__ on (rlm_kernel.executors.settings).
+    executor_kwargs: ExecutorSettings = _setting(
         help="The kernel and gateway executors' arguments, e.g. {'memory_mb': 2048} or "
         "{'isolation': 'none'} where no sandbox can be made",
         kind="dict",
         factory=dict,
-    )  # see rlm_kernel.executors
+    )
     tips: str | None = _setting(None, "A hint about how to work, appended to the root's prompt")
     max_tool_rounds: int = _setting(8, "Rounds of tool calls one sub-call may make before it must answer")
     oversize: Literal["error", "split"] = _setting(
@@ -167,19 +171,8 @@ class RLMConfig:
     depth: int = 0
 
     def __post_init__(self) -> None:
-        # The reference's spelling, backend_kwargs={"model_name": ...}, is the same setting as model_name.
         for kwargs_name, name in (("backend_kwargs", "model_name"), ("sub_backend_kwargs", "sub_model_name")):
-            kwargs = getattr(self, kwargs_name)
-            if kwargs and "model_name" in kwargs:
-                kwargs = dict(kwargs)
-                given = kwargs.pop("model_name")
-                if getattr(self, name) not in (None, given):
-                    raise ConfigError(
-                        f"Two models given: {name}={getattr(self, name)!r} and {kwargs_name}['model_name']"
-                        f"={given!r}: give one."
-                    )
-                object.__setattr__(self, kwargs_name, kwargs)
-                object.__setattr__(self, name, given)
+            self._model_of(kwargs_name, name)
         object.__setattr__(self, "sub_models", _names(self.sub_models, "sub_models"))
         object.__setattr__(self, "tools", tools_of(self.tools))
         object.__setattr__(self, "sub_tools", tuple(tools_of(self.sub_tools).values()))
@@ -187,23 +180,36 @@ class RLMConfig:
 
         if taken := sorted(set(self.tools) & set(RESERVED)):
             raise ConfigError(f"A tool cannot be named {taken[0]!r}: the REPL already has that name.")
-        if self.backend not in BACKENDS:
-            raise ConfigError(f"Unknown backend {self.backend!r}: choose one of {', '.join(BACKENDS)}.")
-        if self.sub_backend is not None and self.sub_backend not in BACKENDS:
-            raise ConfigError(
-                f"Unknown sub_backend {self.sub_backend!r}: choose one of {', '.join(BACKENDS)}."
-            )
-        if self.prompt_profile is not None and self.prompt_profile not in PROFILES:
-            raise ConfigError(
-                f"Unknown prompt_profile {self.prompt_profile!r}: choose one of {', '.join(PROFILES)}."
-            )
-        if self.protocol not in PROTOCOLS:
-            raise ConfigError(f"Unknown protocol {self.protocol!r}: choose one of {', '.join(PROTOCOLS)}.")
-        if self.executor not in EXECUTORS:
-            raise ConfigError(f"Unknown executor {self.executor!r}: choose one of {', '.join(EXECUTORS)}.")
+        for name, choices, optional in _CHOSEN:
+            value = getattr(self, name)
+            if not (value is None and optional) and value not in choices:
+                raise ConfigError(f"Unknown {name} {value!r}: choose one of {', '.join(choices)}.")
         for name in ("max_iterations", "max_depth", "max_output_chars", "max_concurrency", "max_tool_rounds"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}.")
+        self._check_paths_and_types()
+        for name, least, rule in _AT_LEAST:
+            if (value := getattr(self, name)) is not None and value < least:
+                raise ConfigError(f"{name} {rule}, got {value}.")
+        # executor_kwargs, a dict where the settings are given, is the executor's typed settings from here
+        object.__setattr__(self, "executor_kwargs", ExecutorSettings.of(self.executor_kwargs, self.executor))
+
+    def _model_of(self, kwargs_name: str, name: str) -> None:
+        """The reference's spelling, backend_kwargs={"model_name": ...}, is the same setting as model_name."""
+        kwargs = getattr(self, kwargs_name)
+        if not kwargs or "model_name" not in kwargs:
+            return
+        kwargs = dict(kwargs)
+        given = kwargs.pop("model_name")
+        if getattr(self, name) not in (None, given):
+            raise ConfigError(
+                f"Two models given: {name}={getattr(self, name)!r} and {kwargs_name}['model_name']"
+                f"={given!r}: give one."
+            )
+        object.__setattr__(self, kwargs_name, kwargs)
+        object.__setattr__(self, name, given)
+
+    def _check_paths_and_types(self) -> None:
         if (
             self.log_dir not in (None, False)
             and Path(self.log_dir).exists()
@@ -218,14 +224,6 @@ class RLMConfig:
         from .typed import output_type
 
         output_type(self.output_type)  # a type that cannot be checked fails here, in one line
-        if self.output_retries < 0:
-            raise ConfigError(f"output_retries must be 0 or more, got {self.output_retries}.")
-        if self.max_errors is not None and self.max_errors < 1:
-            raise ConfigError(f"max_errors must be at least 1, got {self.max_errors}.")
-        if self.votes is not None and self.votes < 1:
-            raise ConfigError(f"votes must be at least 1 (1: one root, no vote), got {self.votes}.")
-        if self.max_reply_tokens is not None and self.max_reply_tokens < 16:
-            raise ConfigError(f"max_reply_tokens must be at least 16, got {self.max_reply_tokens}.")
 
     @property
     def profile(self) -> str:
@@ -287,7 +285,7 @@ class RLMConfig:
         out: dict[str, Any] = {}
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
-            if isinstance(value, dict):
+            if isinstance(value, (dict, ExecutorSettings)):
                 value = public_kwargs(value)
             if isinstance(value, Path):
                 value = str(value)
@@ -323,36 +321,49 @@ RUN_SETTINGS: tuple[str, ...] = tuple(f.name for f in fields(RLMConfig) if "help
 # Older spellings, still accepted: {"profile": "prompt_profile", ...}.
 ALIASES: dict[str, str] = {f.metadata["alias"]: f.name for f in fields(RLMConfig) if "alias" in f.metadata}
 _FIELDS = {f.name: f for f in fields(RLMConfig)}
+# The settings front ends are generated from: RLMConfig's, and the executors' nested in it.
+_DECLARED = {**_FIELDS, **{f.name: f for f in fields(ExecutorSettings) if f.name in EXECUTOR_SETTINGS}}
+assert not set(_FIELDS) & set(EXECUTOR_SETTINGS), "an executor setting has the name of a run setting"
+
+
+def _hint(name: str) -> Any:
+    return typing.get_type_hints(RLMConfig if name in _FIELDS else ExecutorSettings)[name]
 
 
 def setting_help(name: str) -> str:
-    return _FIELDS[name].metadata["help"]
+    return _DECLARED[name].metadata["help"]
 
 
 def setting_env(name: str) -> str | None:
     """The environment variable a front end reads for setting ``name``, if it has one."""
-    return _FIELDS[name].metadata.get("env")
+    return _DECLARED[name].metadata.get("env")
 
 
 def setting_kind(name: str) -> str | None:
-    return _FIELDS[name].metadata.get("kind")
+    return _DECLARED[name].metadata.get("kind")
 
 
 def setting_choices(name: str) -> tuple[str, ...] | None:
-    tp = typing.get_type_hints(RLMConfig)[name]
+    tp = _hint(name)
     if typing.get_origin(tp) is Literal:
         return typing.get_args(tp)
-    return _FIELDS[name].metadata.get("choices")
+    return _DECLARED[name].metadata.get("choices")
 
 
 def setting_type(name: str) -> type:
     """The plain type a command line parses setting ``name`` as: bool, int, float or str."""
-    tp = typing.get_type_hints(RLMConfig)[name]
+    tp = _hint(name)
     args = set(typing.get_args(tp)) or {tp}
     for plain in (bool, int, float):
         if plain in args or tp is plain:
             return plain
     return str
+
+
+def setting_default(name: str) -> Any:
+    """The value setting ``name`` has when none is given."""
+    f = _DECLARED[name]
+    return f.default_factory() if f.default is MISSING else f.default  # type: ignore[misc]
 
 
 def normalize(
@@ -388,37 +399,52 @@ def add_arguments(
     defaults: RLMConfig | None = None,
     skip: typing.Iterable[str] = (),
     functions: str = "NAME,...",
+    executor_settings: bool = False,
 ) -> None:
     """A ``--flag`` for each run setting (``--max-iterations``, ``--model-name``, ...) and a hidden one
     for each older spelling, all with ``dest`` the setting's name and default None (absent: the caller's
-    own default). Dict settings are left out; ``functions`` is the metavar of ``--tools``."""
+    own default). Dict settings are left out; ``functions`` is the metavar of ``--tools``. With
+    ``executor_settings``, a flag for each of the executors' settings too (``--memory-mb``,
+    ``--isolation``, ...) but a secret's, which :func:`executor_kwargs_of` gathers."""
     skip = set(skip)
-    for name in RUN_SETTINGS:
-        if name in skip or setting_kind(name) == "dict":
+    for name in (*RUN_SETTINGS, *(EXECUTOR_SETTINGS if executor_settings else ())):
+        if name in skip or setting_kind(name) in ("dict", "secret"):
             continue
-        flag = "--" + name.replace("_", "-")
-        keywords: dict[str, Any] = {"dest": name, "default": None}
-        help = setting_help(name)
-        if defaults is not None and getattr(defaults, name) not in (None, (), {}, False):
-            help += f" (default: {getattr(defaults, name)})"
-        if setting_kind(name) == "functions":
-            keywords["metavar"] = functions
-        elif setting_type(name) is bool:
-            keywords["action"] = argparse.BooleanOptionalAction
-        elif choices := setting_choices(name):
-            keywords["choices"] = list(choices)
+        if defaults is None:
+            default = None
         else:
-            keywords["type"] = setting_type(name)
-        parser.add_argument(flag, help=help[0].lower() + help[1:], **keywords)
-        alias = _FIELDS[name].metadata.get("alias")
-        if alias:
-            parser.add_argument(
-                "--" + alias.replace("_", "-"),
-                dest=name,
-                action=_Deprecated,
-                help=argparse.SUPPRESS,
-                **{k: v for k, v in keywords.items() if k in ("type", "choices", "metavar")},
-            )
+            default = getattr(defaults.executor_kwargs if name in EXECUTOR_SETTINGS else defaults, name)
+        _add_flag(parser, name, default, functions)
+
+
+def _add_flag(parser: argparse.ArgumentParser, name: str, default: Any, functions: str) -> None:
+    flag = "--" + name.replace("_", "-")
+    keywords: dict[str, Any] = {"dest": name, "default": None}
+    help = setting_help(name)
+    if default not in (None, (), {}, False):
+        help += f" (default: {default})"
+    if setting_kind(name) == "functions":
+        keywords["metavar"] = functions
+    elif setting_type(name) is bool:
+        keywords["action"] = argparse.BooleanOptionalAction
+    elif choices := setting_choices(name):
+        keywords["choices"] = list(choices)
+    else:
+        keywords["type"] = setting_type(name)
+    parser.add_argument(flag, help=help[0].lower() + help[1:], **keywords)
+    if alias := _DECLARED[name].metadata.get("alias"):
+        parser.add_argument(
+            "--" + alias.replace("_", "-"),
+            dest=name,
+            action=_Deprecated,
+            help=argparse.SUPPRESS,
+            **{k: v for k, v in keywords.items() if k in ("type", "choices", "metavar")},
+        )
+
+
+def executor_kwargs_of(args: argparse.Namespace) -> dict[str, Any]:
+    """The executors' settings given by the flags of ``add_arguments(..., executor_settings=True)``."""
+    return {name: value for name in EXECUTOR_SETTINGS if (value := getattr(args, name, None)) is not None}
 
 
 class _Deprecated(argparse.Action):

@@ -78,70 +78,101 @@ class Translated:
     persistent: bool = False
 
 
+# The reference's keywords that are settings of ours by another name.
+RENAMED = {
+    "custom_system_prompt": "system_prompt",
+    "user_prologue": "tips",
+    "compaction_threshold_pct": "compaction_threshold",
+    "max_concurrent_subcalls": "max_concurrency",
+}
+
+
 def translate(backend: str, backend_kwargs: dict[str, Any] | None, given: dict[str, Any]) -> Translated:
     """Take the reference's keywords out of ``given`` (in place) and return them as ours."""
     out = Translated()
     settings = out.settings
+    _environment(given.pop("environment", None), given.pop("environment_kwargs", None), settings)
+    if given.pop("depth", 0) != 0:
+        raise ConfigError("depth is set by the run tree, not given: set max_depth.")
+    if given.pop("orchestrator", True) is not True:
+        raise ConfigError("orchestrator=False has no equivalent here: the root always writes code.")
+    for theirs, ours in RENAMED.items():
+        if (value := given.pop(theirs, None)) is not None:
+            settings[ours] = value
+    _other_backends(given.pop("other_backends", None), given.pop("other_backend_kwargs", None), settings)
+    _sampling(
+        backend,
+        backend_kwargs,
+        given.pop("sampling_args", None),
+        given.pop("sub_sampling_args", None),
+        settings,
+    )
+    _custom_tools(given.pop("custom_tools", None), given.pop("custom_sub_tools", None), out)
+    out.persistent = bool(given.pop("persistent", False))
+    _subscribers(given, out)
+    return out
 
-    def take(name: str, default: Any = None) -> Any:
-        return given.pop(name, default)
 
-    if (environment := take("environment")) is not None:
+def _environment(
+    environment: str | None, environment_kwargs: Mapping[str, Any] | None, settings: dict[str, Any]
+) -> None:
+    """The reference's environments that run code here: this process, or a kernel of its own."""
+    if environment is not None:
         if environment not in ENVIRONMENTS:
             raise ConfigError(
                 f"environment={environment!r} has no equivalent here: code runs in executor='local' (this "
                 "process), 'kernel' (a sandboxed kernel of its own) or 'gateway' (a Kernel Gateway's)."
             )
         settings["executor"] = ENVIRONMENTS[environment]
-    if environment_kwargs := take("environment_kwargs"):
+    if environment_kwargs:
         raise ConfigError(
             f"environment_kwargs {sorted(environment_kwargs)} have no equivalent here: a kernel's settings "
             "are executor_kwargs (memory_mb, isolation, ...)."
         )
-    if take("depth", 0) != 0:
-        raise ConfigError("depth is set by the run tree, not given: set max_depth.")
-    if (prompt := take("custom_system_prompt")) is not None:
-        settings["system_prompt"] = prompt
-    if (prologue := take("user_prologue")) is not None:
-        settings["tips"] = prologue
-    if take("orchestrator", True) is not True:
-        raise ConfigError("orchestrator=False has no equivalent here: the root always writes code.")
-    others, other_kwargs = take("other_backends"), take("other_backend_kwargs")
-    if others is not None:
-        if len(others) != 1 or (other_kwargs is not None and len(other_kwargs) != 1):
-            raise ConfigError("other_backends takes one backend, for the sub-calls: sub_backend here.")
-        settings["sub_backend"] = others[0]
-        settings["sub_backend_kwargs"] = dict((other_kwargs or [{}])[0])
-    if (threshold := take("compaction_threshold_pct")) is not None:
-        settings["compaction_threshold"] = threshold
-    if (concurrent := take("max_concurrent_subcalls")) is not None:
-        settings["max_concurrency"] = concurrent
-    _sampling(backend, backend_kwargs, take("sampling_args"), take("sub_sampling_args"), settings)
-    tools, sub_tools = take("custom_tools"), take("custom_sub_tools")
+
+
+def _other_backends(
+    others: list[str] | None, other_kwargs: list[dict[str, Any]] | None, settings: dict[str, Any]
+) -> None:
+    """The reference's other backend, for the sub-calls: our sub_backend."""
+    if others is None:
+        return
+    if len(others) != 1 or (other_kwargs is not None and len(other_kwargs) != 1):
+        raise ConfigError("other_backends takes one backend, for the sub-calls: sub_backend here.")
+    settings["sub_backend"] = others[0]
+    settings["sub_backend_kwargs"] = dict((other_kwargs or [{}])[0])
+
+
+def _custom_tools(
+    tools: Mapping[str, Any] | None, sub_tools: Mapping[str, Any] | None, out: Translated
+) -> None:
+    """The reference's tools as ours; the root's that are values are variables of its REPL."""
     if tools:
-        settings["tools"], out.variables = _tools(tools, "custom_tools")
+        out.settings["tools"], out.variables = _tools(tools, "custom_tools")
     if sub_tools:
-        settings["sub_tools"], data = _tools(sub_tools, "custom_sub_tools")
+        out.settings["sub_tools"], data = _tools(sub_tools, "custom_sub_tools")
         if data:
             raise ConfigError(
                 f"custom_sub_tools {sorted(data)} are not functions: sub-calls' models call functions only."
             )
-    out.persistent = bool(take("persistent", False))
-    if (logger := take("logger")) is not None:
+
+
+def _subscribers(given: dict[str, Any], out: Translated) -> None:
+    """The reference's logger, verbose console and callbacks, as subscribers of the run's events."""
+    if (logger := given.pop("logger", None)) is not None:
         if not isinstance(logger, RLMLogger):
             raise ConfigError("logger takes an RLMLogger (from rlm_kernel import RLMLogger).")
         out.logger = logger
         out.subscribers.append(logger)
         if logger.log_dir is not None:
-            settings.setdefault("log_dir", logger.log_dir)
-    if take("verbose", False):
+            out.settings.setdefault("log_dir", logger.log_dir)
+    if given.pop("verbose", False):
         from .console import ConsoleView
 
         out.subscribers.append(ConsoleView())
-    callbacks = {name: take(name) for name in _Callbacks.NAMES}
+    callbacks = {name: given.pop(name, None) for name in _Callbacks.NAMES}
     if any(callbacks.values()):
         out.subscribers.append(_Callbacks(**callbacks))
-    return out
 
 
 def _sampling(

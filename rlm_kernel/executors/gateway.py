@@ -33,6 +33,7 @@ from .errors import KernelError
 from .kernel import KernelExecutor
 from .pool import START_S
 from .session import Kernel
+from .settings import ExecutorSettings
 
 __all__ = ["GatewayExecutor", "GatewayKernel", "SANDBOX_KERNEL"]
 
@@ -86,8 +87,8 @@ class GatewayKernel:
 
     async def start(self, on_message: Callable[[dict[str, Any]], None]) -> None:
         from jupyter_client.session import Session
-        from tornado.httpclient import HTTPRequest
-        from tornado.websocket import websocket_connect
+        from tornado.httpclient import HTTPClientError, HTTPRequest
+        from tornado.websocket import WebSocketError, websocket_connect
 
         self.session = Session(username="rlm_kernel")
         self._ended = asyncio.get_running_loop().create_future()
@@ -101,7 +102,7 @@ class GatewayKernel:
                 ),
                 max_message_size=MAX_MESSAGE,
             )
-        except Exception as exc:
+        except (HTTPClientError, WebSocketError, OSError) as exc:  # refused, closed, timed out, TLS
             await self.shutdown()
             raise KernelError(f"the gateway's kernel websocket did not open: {exc}") from None
         self._reader = asyncio.ensure_future(self._read(on_message))
@@ -202,22 +203,30 @@ class GatewayExecutor(KernelExecutor):
 
     kind = "gateway"
 
-    def __init__(self, *, url: str | None = None, auth_token: str | None = None, **settings: Any) -> None:
-        parent = settings.get("_parent")
-        url = url or (parent.url if parent is not None else os.environ.get("JUPYTER_GATEWAY_URL"))
+    def __init__(
+        self,
+        settings: ExecutorSettings | None = None,
+        *,
+        _parent: KernelExecutor | None = None,
+        **given: Any,
+    ) -> None:
+        super().__init__(settings, _parent=_parent, **given)
+        s = self.settings
+        if isinstance(_parent, GatewayExecutor):  # a child run's kernel is its parent's
+            url, auth_token = _parent.url, _parent.auth_token
+        else:
+            url = s.url or os.environ.get("JUPYTER_GATEWAY_URL")
+            auth_token = (
+                s.auth_token if s.auth_token is not None else os.environ.get("JUPYTER_GATEWAY_AUTH_TOKEN")
+            )
         if not url:
             raise ConfigError(
                 "The gateway executor needs a url: executor_kwargs={'url': ...} or JUPYTER_GATEWAY_URL."
             )
         if not url.startswith(("http://", "https://")):
             raise ConfigError(f"The gateway url must start with http:// or https://, got {url!r}.")
-        self.url = url
-        self.auth_token = (
-            auth_token if auth_token is not None else os.environ.get("JUPYTER_GATEWAY_AUTH_TOKEN")
-        )
-        if parent is not None:
-            self.auth_token = parent.auth_token
-        super().__init__(**settings)
+        self.url: str = url
+        self.auth_token = auth_token
 
     @staticmethod
     def default_kernel(isolation: str) -> str:

@@ -38,7 +38,6 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
-from ..errors import ConfigError
 from ..helpers import Helpers
 from ..protocol import FinalDirective
 from ..repl import truncate
@@ -48,6 +47,8 @@ from .base import ExecResult, RemoteContext, StepOutcome
 from .errors import KernelError, KernelStuck, NotSandboxed
 from .pool import KernelPool, kernels_of
 from .session import Kernel, KernelSession, Lost
+from .settings import ISOLATIONS as ISOLATIONS
+from .settings import STEP_TIMEOUT_S, ExecutorSettings
 
 __all__ = [
     "KernelExecutor",
@@ -59,9 +60,6 @@ __all__ = [
     "on_kernel_loop",
     "STEP_TIMEOUT_S",
 ]
-
-STEP_TIMEOUT_S = 300.0  # the default step_timeout: seconds of a step's own work in the kernel
-ISOLATIONS = ("sandbox", "none")
 
 
 # -- the default runtime's, for scripts and benchmarks that start sessions by hand -----------------
@@ -87,48 +85,40 @@ BROKE = "The kernel broke the bridge's protocol ({why}), so it was ended and a n
 class KernelExecutor:
     """The executor port over a kernel: local (:mod:`.localkernel`) or remote (:mod:`.gateway`).
 
-    ``isolation`` is ``"sandbox"`` (the default: a local kernel runs in one, a remote one must be in
-    one) or ``"none"``. ``memory_mb`` holds all the kernel's processes together, ``max_procs``
-    their number and ``file_mb`` any one file; ``cpu_s`` limits the kernel's CPU time;
-    ``step_timeout`` ends a step that works longer (interrupt, then restart); ``max_subcalls``
-    bounds the sub-calls of a run; ``output_cap`` is the most characters of a step's output that
-    leave the kernel. ``runtime`` owns the kernel (its loop drives it, its close ends it): by default
+    Its settings (isolation, limits, timeouts) are an :class:`~.settings.ExecutorSettings`, where
+    each is declared. ``runtime`` owns the kernel (its loop drives it, its close ends it): by default
     the runtime of the first run bound, else the process's default one."""
 
     kind = "kernel"
 
     def __init__(
         self,
+        settings: ExecutorSettings | None = None,
         *,
-        kernel_name: str | None = None,
-        isolation: str = "sandbox",
-        memory_mb: int | None = 4096,
-        max_procs: int = 256,
-        file_mb: int = 1024,
-        cpu_s: float | None = None,
-        step_timeout: float | None = None,
-        interrupt_grace_s: float = 3.0,
-        max_subcalls: int | None = 10_000,
-        output_cap: int = 1_000_000,
-        warm: int = 1,
         tag: str = "",
         runtime: Runtime | None = None,
         _parent: KernelExecutor | None = None,
+        **given: Any,
     ) -> None:
-        if isolation not in ISOLATIONS:
-            raise ConfigError(f"Unknown isolation {isolation!r}: choose one of {', '.join(ISOLATIONS)}.")
-        self.kernel_name = kernel_name or self.default_kernel(isolation)
-        self.isolation = isolation
-        self.memory_mb = memory_mb
+        """``settings``, or settings given by name (``KernelExecutor(memory_mb=1024)``) over them; a
+        child's are its parent's."""
+        if _parent is not None:
+            settings = _parent.settings
+        settings = settings if settings is not None else ExecutorSettings()
+        self.settings = ExecutorSettings.of({**settings, **given} if given else settings, self.kind)
+        s = self.settings
+        self.kernel_name = s.kernel_name or self.default_kernel(s.isolation)
+        self.isolation = s.isolation
+        self.memory_mb = s.memory_mb
         self.limits = sandbox.Limits(
-            memory_mb or sandbox.Limits.memory_mb, max_procs, file_mb, cpu_s or sandbox.Limits.cpu_s
+            s.memory_mb or sandbox.Limits.memory_mb, s.max_procs, s.file_mb, s.cpu_s or sandbox.Limits.cpu_s
         )
-        self.cpu_s = cpu_s
-        self.step_timeout = STEP_TIMEOUT_S if step_timeout is None else step_timeout
-        self.interrupt_grace_s = interrupt_grace_s
-        self.max_subcalls = max_subcalls
-        self.output_cap = output_cap
-        self.warm = warm
+        self.cpu_s = s.cpu_s
+        self.step_timeout = STEP_TIMEOUT_S if s.step_timeout is None else s.step_timeout
+        self.interrupt_grace_s = s.interrupt_grace_s
+        self.max_subcalls = s.max_subcalls
+        self.output_cap = s.output_cap
+        self.warm = s.warm
         self.tag = tag or uuid.uuid4().hex[:12]
         self._root = _parent._root if _parent is not None else self
         self._runtime = runtime  # the root's is the one its kernel runs on
@@ -142,12 +132,6 @@ class KernelExecutor:
         self._count = 0
         self.stop_when: Callable[[], bool] | None = None
         self.load_s = 0.0  # seconds the context took to load into the kernel
-        if _parent is not None:  # a child run's namespace, in its parent's kernel, on its terms
-            for name in self._SHARED:
-                setattr(self, name, getattr(_parent, name))
-
-    _SHARED = ("kernel_name", "isolation", "memory_mb", "limits", "cpu_s", "step_timeout")
-    _SHARED += ("interrupt_grace_s", "max_subcalls", "output_cap", "warm")
 
     @staticmethod
     def default_kernel(isolation: str) -> str:
@@ -385,7 +369,7 @@ class KernelExecutor:
                 return bridge.Value(error=f"no function {call.name!r} on the host")
             try:
                 value = fn(*call.args, **call.kwargs)
-            except Exception as exc:  # the tool's own failure, raised again in the kernel's code
+            except Exception as exc:  # noqa: BLE001 - a tool is the user's code: what it raises goes back to its caller
                 return bridge.Value(error=f"{type(exc).__name__}: {exc}")
             return bridge.Value(json.loads(json.dumps(value, default=str)))
         subcalls = self._subcalls
