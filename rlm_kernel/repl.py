@@ -14,10 +14,11 @@ import re
 import traceback
 import types
 from collections.abc import Callable, Mapping, MutableMapping
-from typing import Any, Protocol
+from typing import Any
 
 from .errors import SubcallTooLarge
 from .protocol import FinalDirective, resolve_final
+from .subcall_api import REPL_FUNCTIONS, SubcallAPI, SubcallError
 
 __all__ = [
     "RESERVED",
@@ -32,10 +33,7 @@ __all__ = [
 
 RESERVED = (
     "context",
-    "llm_query",
-    "llm_query_batched",
-    "rlm_query",
-    "rlm_query_batched",
+    *REPL_FUNCTIONS,  # llm_query, llm_query_batched, rlm_query, rlm_query_batched
     "answer",
     "FINAL",
     "FINAL_VAR",
@@ -49,15 +47,6 @@ _MISSING = object()
 class Answer(dict):  # type: ignore[type-arg]
     """The ``answer`` dict of a run. It stays in the namespace after the run, so the user can read
     it; the next run knows it for a previous run's, not the user's own."""
-
-
-class SubcallAPI(Protocol):
-    def llm_query(self, prompt: str, model: str | None = None, images: Any = None) -> str: ...
-    def llm_query_batched(
-        self, prompts: list[str], model: str | None = None, images: list[Any] | None = None
-    ) -> list[str]: ...
-    def rlm_query(self, prompt: str, context: Any = None) -> str: ...
-    def rlm_query_batched(self, prompts: list[str], contexts: list[Any] | None = None) -> list[str]: ...
 
 
 class Scaffold:
@@ -83,13 +72,8 @@ class Scaffold:
             "SHOW_VARS": self.show_vars,
         }
         if subcalls is not None:
-            self._names.update(
-                llm_query=subcalls.llm_query,
-                llm_query_batched=subcalls.llm_query_batched,
-                rlm_query=subcalls.rlm_query,
-                rlm_query_batched=subcalls.rlm_query_batched,
-                SubcallTooLarge=SubcallTooLarge,  # so that the code can catch it by name
-            )
+            self._names.update({name: getattr(subcalls, name) for name in REPL_FUNCTIONS})
+            self._names["SubcallTooLarge"] = SubcallTooLarge  # so that the code can catch it by name
         self._names.update(helpers or {})  # reserved like the others while the run lasts
         namespace.update(self._names)
 
@@ -110,7 +94,7 @@ class Scaffold:
     def show_vars(self) -> dict[str, str]:
         """The variables the run has made, by name and type."""
         own = {
-            k: type(v).__name__
+            k: _type_name(v)
             for k, v in self.namespace.items()
             if not k.startswith("_") and k not in self._names and not isinstance(v, types.ModuleType)
         }
@@ -158,6 +142,11 @@ class Scaffold:
                 self.namespace[name] = value
                 restored.append(name)
         return restored
+
+
+def _type_name(value: Any) -> str:
+    """A variable's type as SHOW_VARS names it: a failed sub-call's reply is text to the code, a str."""
+    return "str" if isinstance(value, SubcallError) else type(value).__name__
 
 
 def truncate(text: str, limit: int) -> tuple[str, int]:

@@ -29,11 +29,12 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from ..foreign import attempt
 from ..helpers import Helpers
 from ..prompts import context_metadata
 from ..protocol import FinalDirective
 from ..repl import truncate
-from ..subcalls import batch_images, prompt_list
+from ..subcall_api import batch_images, declared, errors_in, prompt_list
 from . import bridge, transfer
 from .base import ExecResult
 from .bridge import MARK, MAX_REQUEST, TooLarge
@@ -136,21 +137,18 @@ class _Bridge:
             raise ValueError(str(exc)) from None
         if reply.get("error") is not None:
             raise bridge.raised(reply)
-        return reply["value"]
+        # A failed sub-call's reply is a SubcallError here as on the host: from the fields the host
+        # sent with it, or from its text where it sent none.
+        return errors_in(reply["value"], reply.get("subcall_errors"))
 
+    @declared
     def llm_query(self, prompt: str, model: str | None = None, images: Any = None) -> str:
-        """Ask the sub-model one prompt; returns its reply (or a string starting with [llm_query error]).
-        A prompt over the sub-model's window raises SubcallTooLarge (oversize="split": is asked in parts).
-        ``model``: another of the run's models (the root's, or one of the sub_models setting); any
-        other name raises ValueError.
-        ``images``: an image (PIL image, PNG/JPEG/GIF/WebP bytes, a path), a list of them, or a folder."""
         return self._call(bridge.LlmQuery(self._tag, str(prompt), model, bridge.images_out(images)))
 
+    @declared
     def llm_query_batched(
         self, prompts: Sequence[str], model: str | None = None, images: Sequence[Any] | None = None
     ) -> list[str]:
-        """Ask many prompts at once, concurrently; replies come back in the prompts' order.
-        ``images``: one entry per prompt (an image, a list of them, a folder, or None)."""
         prompts = [str(p) for p in prompt_list(prompts, "llm_query_batched")]
         if images is None:
             return [
@@ -168,6 +166,7 @@ class _Bridge:
             )
         ]
 
+    @declared
     def ask_batched(self, conversations: Sequence[list[Any]], max_tokens: int | None = None) -> list[str]:
         return [
             reply
@@ -175,10 +174,11 @@ class _Bridge:
             for reply in self._call(bridge.AskBatched(self._tag, group, max_tokens))
         ]
 
+    @declared
     def rlm_query(self, prompt: str, context: Any = None) -> str:
-        """Hand a sub-task to a child run with its own REPL (a plain llm_query at max depth)."""
         return self.rlm_query_batched([prompt], None if context is None else [context])[0]
 
+    @declared
     def rlm_query_batched(self, prompts: Sequence[str], contexts: Sequence[Any] | None = None) -> list[str]:
         prompts = [str(p) for p in prompt_list(prompts, "rlm_query_batched")]
         refs = None
@@ -217,11 +217,13 @@ class _Server:
 
     def handle(self, command: Any) -> Any:
         try:
-            return getattr(self, "op_" + command.op)(command)
+            # A command that failed is the host's to report, not a dead kernel.
+            result, failed = attempt(lambda: getattr(self, "op_" + command.op)(command))
         except KeyboardInterrupt:
             return bridge.Failed(STOPPED)
-        except Exception as exc:  # a command that failed is the host's to report, not a dead kernel
-            return bridge.Failed("".join(traceback.format_exception_only(type(exc), exc)).strip())
+        if failed is not None:
+            return bridge.Failed("".join(traceback.format_exception_only(type(failed), failed)).strip())
+        return result
 
     def op_load(self, c: bridge.Load) -> bridge.Loaded:
         """Load a context once: from a file the host wrote (same machine; the host removes it), or

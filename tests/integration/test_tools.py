@@ -12,7 +12,7 @@ from scripted_server import Reply, Script
 from rlm_kernel import RLM
 from rlm_kernel.errors import ConfigError
 from rlm_kernel.events import SubcallFinished, SubcallStarted, ToolCalled
-from rlm_kernel.subcalls import LAST_ROUND
+from rlm_kernel.subcall_tools import LAST_ROUND
 
 KEY = "sk-test-SECRET-KEY-123"
 FILES = {"a.txt": "The launch is on 12 May.", "b.txt": "Budget: 40,000 euros. " * 200}

@@ -34,7 +34,8 @@ from rlm_kernel.lm.tokens import (
     split_text,
     template_tokens,
 )
-from rlm_kernel.subcalls import _joined, _parts
+from rlm_kernel.oversize import joined as _joined
+from rlm_kernel.oversize import parts as _parts
 
 ENGLISH = "The quick brown fox jumps over the lazy dog, and then it naps in the sun. " * 40
 
