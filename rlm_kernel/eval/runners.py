@@ -233,24 +233,35 @@ class RayRunner:
             started = True
         worker = ray.remote(num_cpus=0, max_concurrency=self.rollouts_per_worker)(_RolloutWorker)
         actors = [worker.remote() for _ in range(self.workers)]
-        queue = list(reversed(jobs))
-        in_flight: dict[asyncio.Future, tuple[Any, Job]] = {}
+        try:
+            await self._drive(actors, list(reversed(jobs)), settings, store, progress)
+        finally:
+            for actor in actors:
+                with contextlib.suppress(Exception):
+                    ray.kill(actor)
+            if started:
+                await asyncio.to_thread(ray.shutdown)
+
+    async def _drive(
+        self, actors: list[Any], queue: list[Job], settings: Settings, store: ResultsDir, progress: Progress
+    ) -> None:
+        """Keep each actor ``rollouts_per_worker`` rollouts busy until the queue is empty."""
+        in_flight: dict[asyncio.Future, Any] = {}
 
         def submit(actor: Any) -> None:
             job = queue.pop()
             ref = actor.run.remote(job.task, job.method, settings, str(store.trajectories))
-            in_flight[asyncio.wrap_future(ref.future())] = (actor, job)
+            in_flight[asyncio.wrap_future(ref.future())] = actor
             progress.started()
 
         try:
             for actor in actors:
-                for _ in range(self.rollouts_per_worker):
-                    if queue:
-                        submit(actor)
+                for _ in range(min(self.rollouts_per_worker, len(queue))):
+                    submit(actor)
             while in_flight:
                 done, _ = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
                 for future in done:
-                    actor, _job = in_flight.pop(future)
+                    actor = in_flight.pop(future)
                     row = Row.from_dict(future.result())
                     store.add(row)
                     progress.finished(row)
@@ -259,8 +270,3 @@ class RayRunner:
         finally:
             for future in in_flight:
                 future.cancel()
-            for actor in actors:
-                with contextlib.suppress(Exception):
-                    ray.kill(actor)
-            if started:
-                await asyncio.to_thread(ray.shutdown)
