@@ -166,21 +166,26 @@ class MCPServer:
         """The server's tools as tool records, each named ``prefix`` + its name (characters a Python
         name cannot have become ``_``). Listing them starts the server if it is not running."""
         if self._listing is None:
-            listed: list[Any] = []
-            session = self._open()
-            cursor = None
-            try:
-                while True:
-                    page = self._wait(session, session.client.list_tools(cursor=cursor), "list its tools")
-                    listed += page.tools
-                    if not (cursor := page.next_cursor):
-                        break
-            except Exception as exc:
-                raise ConfigError(
-                    f"MCP server {self.label} did not list its tools: {self._reason(exc)}"
-                ) from None
-            self._listing = listed
+            self._listing = self._listed()
         return [self._tool(t, prefix) for t in self._listing]
+
+    def _listed(self) -> list[Any]:
+        """Every page of the server's listing; why it could not list them as a ConfigError."""
+        from mcp import MCPError
+
+        listed: list[Any] = []
+        session = self._open()
+        cursor = None
+        try:
+            while True:
+                page = self._wait(session, session.client.list_tools(cursor=cursor), "list its tools")
+                listed += page.tools
+                if not (cursor := page.next_cursor):
+                    return listed
+        except (MCPError, TimeoutError, ConnectionError, _Broken) as exc:
+            raise ConfigError(
+                f"MCP server {self.label} did not list its tools: {self._reason(exc)}"
+            ) from None
 
     def _tool(self, listed: Any, prefix: str) -> MCPTool:
         name = prefix + re.sub(r"[^0-9A-Za-z_]", "_", listed.name)
@@ -230,29 +235,36 @@ class MCPServer:
             if exc.code != CONNECTION_CLOSED:
                 raise MCPToolError(self._redactor.text(exc.message)) from None
             error: BaseException = exc
-        except (TimeoutError, ConnectionError):
-            raise
-        except Exception as exc:  # the transport's own (a closed stream, a refused connection)
-            error = exc
+        except _Broken as exc:  # the transport's own (a closed stream, a refused connection)
+            error = exc.cause
         self._end(session)
         raise ConnectionError(f"MCP server {self.label}: {self._reason(error)}")
 
     def _wait(self, session: _Session, coro: Any, what: str) -> Any:
-        """``coro``'s result, run on the session's loop, within ``timeout``."""
-        future = session.runtime.submit(coro)
+        """``coro``'s result, run on the session's loop, within ``timeout``. The server's errors
+        (``MCPError``), a timeout and a refused or closed connection come as they are; anything else
+        the SDK's transport raised comes as a :class:`_Broken` that holds it."""
+        from mcp import MCPError
+
+        try:
+            future = session.runtime.submit(coro)
+        except RuntimeError as exc:  # the runtime closed
+            raise _Broken(exc) from exc
         try:
             return future.result(self.timeout)
         except concurrent.futures.TimeoutError:
-            future.cancel()
             raise TimeoutError(
                 f"MCP server {self.label} did not {what} within {self.timeout:g} s: give it a longer "
                 f"timeout=, or check that it is not stuck"
             ) from None
         except concurrent.futures.CancelledError:
             raise ConnectionError(f"MCP server {self.label}: its session was closed") from None
-        except BaseException:  # a Ctrl-C or a stopped step in the waiting thread: the call ends too
-            future.cancel()
+        except (MCPError, ConnectionError):
             raise
+        except Exception as exc:  # the SDK's transports raise anyio's, httpx's and the OS's errors, in groups
+            raise _Broken(exc) from exc
+        finally:  # a timeout, a Ctrl-C or a stopped step in the waiting thread: the call ends too
+            future.cancel()
 
     def _text(self, result: Any, wrapped: bool = False) -> str:
         """A result as a model reads it: its text content (structured content only where there is no
@@ -346,6 +358,8 @@ class MCPServer:
 
     def _reason(self, exc: BaseException) -> str:
         """An exception as one line without secrets; the first of a group (the SDK's task groups)."""
+        if isinstance(exc, _Broken):
+            exc = exc.cause
         while isinstance(exc, _GROUPS) and exc.exceptions:
             exc = exc.exceptions[0]
         return self._redactor.text(one_line(exc))
@@ -367,41 +381,55 @@ else:  # anyio's task groups raise the backport's groups there
     _GROUPS = (_Group,)
 
 
+class _Broken(Exception):
+    """What the SDK's transport raised on a call (``cause``): the connection is broken."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
 class _Session:
     """One connection: the task on the runtime's loop that holds the SDK's client open, and how to end
     it. ``opened`` gets the client (or why it did not start); ``ended`` is set once the task has left
     the SDK's contexts, so a stdio server's process is gone."""
 
     def __init__(self, server: MCPServer, runtime: Runtime) -> None:
+        import tempfile
+
         self.runtime = runtime
         self.client: Any = None
         self.opened: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self.ended: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._closing = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        runtime.submit(self._hold(server))
-
-    async def _hold(self, server: MCPServer) -> None:
-        import tempfile
-
-        self._task = asyncio.current_task()
         # What the server says (a stdio server's stderr): kept out of the user's output, read back when
         # it does not start.
         errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
         try:
-            async with server._connect(errlog) as client:
-                self.client = client
-                self.opened.set_result(client)
-                await self._closing.wait()
-        except BaseException as exc:
-            if not self.opened.done():
-                self.opened.set_exception(server._failed(exc, errlog))
-            if not isinstance(exc, Exception):  # a cancel goes on; a broken session just ends
-                raise
-        finally:
+            held = runtime.submit(self._hold(server, errlog))
+        except RuntimeError:  # the runtime is closed
             errlog.close()
-            self.ended.set_result(None)
-            self.runtime.release(self)
+            raise
+        held.add_done_callback(functools.partial(self._left, server, errlog))
+
+    async def _hold(self, server: MCPServer, errlog: IO[str]) -> None:
+        self._task = asyncio.current_task()
+        async with server._connect(errlog) as client:
+            self.client = client
+            self.opened.set_result(client)
+            await self._closing.wait()
+
+    def _left(self, server: MCPServer, errlog: IO[str], held: concurrent.futures.Future[None]) -> None:
+        """The task has left the SDK's contexts, however it ended (its future holds how), so a stdio
+        server's process is gone. A session that never opened says why; one that broke once open
+        just ends, and the calls it broke see their own error."""
+        if not self.opened.done():
+            why = asyncio.CancelledError() if held.cancelled() else held.exception()
+            self.opened.set_exception(server._failed(why or ConnectionError("it ended"), errlog))
+        errlog.close()
+        self.ended.set_result(None)
+        self.runtime.release(self)
 
     def close(self) -> None:
         """Ask the task to leave its contexts (a cancel, while it is still starting), and wait until it
