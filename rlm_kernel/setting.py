@@ -29,7 +29,7 @@ def setting(
     """A field with what its front ends are generated from: ``help`` (the field is then a setting
     that every front end offers under its name), ``env`` (the environment variable the magics read),
     ``alias`` (an older spelling, accepted with a warning), ``kind`` (``dict`` or ``functions``:
-    values a command line does not take as text; ``secret``: a value no command line should show),
+    values a command line does not take as text; ``secret``: a value no command line or repr shows),
     ``choices``, and ``executors`` (for an executor's setting: the executors that take it)."""
     given = (
         ("help", help),
@@ -40,6 +40,7 @@ def setting(
         ("executors", executors),
     )
     meta = {k: v for k, v in given if v is not None}
+    shown = kind != "secret"
     if factory is not None:
-        return field(default_factory=factory, metadata=meta)
-    return field(default=default, metadata=meta)
+        return field(default_factory=factory, metadata=meta, repr=shown)
+    return field(default=default, metadata=meta, repr=shown)

@@ -1,4 +1,6 @@
-"""The ``rlm-options`` directive: the table of ``RLM``'s settings, made from ``RLMConfig`` itself.
+"""The ``rlm-options`` directive: the table of ``RLM``'s settings, made from ``RLMConfig`` itself;
+``rlm-executor-options``: the table of the executors' settings (``executor_kwargs``), made from
+``ExecutorSettings`` the same way.
 
 Each row is a field of :class:`rlm_kernel.config.RLMConfig`: its name, its default, the magics'
 option for the settings every front end offers (``RUN_SETTINGS``), and its help text. A field's
@@ -67,17 +69,47 @@ def rows() -> list[tuple[str, str, str, str]]:
     return out
 
 
+def executor_rows() -> list[tuple[str, str, str, str]]:
+    """(name, default, the executors that take it, help) of each executor setting."""
+    from rlm_kernel.executors import settings
+
+    return [
+        (
+            f"`{f.name}`",
+            _cell(_default(f)),
+            ", ".join(f"`{name}`" for name in f.metadata["executors"]),
+            _cell(f.metadata["help"]),
+        )
+        for f in dataclasses.fields(settings.ExecutorSettings)
+        if f.name in settings.SETTINGS
+    ]
+
+
 class OptionsTable(SphinxDirective):
     has_content = False
+    header = "| setting | default | `%%rlm` option | what |"
+    source = "rlm_kernel.config"
+
+    def rows(self) -> list[tuple[str, str, str, str]]:
+        return rows()
 
     def run(self) -> list[nodes.Node]:
-        lines = ["| setting | default | `%%rlm` option | what |", "|---|---|---|---|"]
-        lines += [f"| {name} | {default} | {option} | {text} |" for name, default, option, text in rows()]
+        lines = [self.header, "|---|---|---|---|"]
+        lines += [f"| {' | '.join(row)} |" for row in self.rows()]
         container = nodes.container()
-        self.state.nested_parse(StringList(lines, source="rlm_kernel.config"), self.content_offset, container)
+        self.state.nested_parse(StringList(lines, source=self.source), self.content_offset, container)
         return container.children
+
+
+class ExecutorOptionsTable(OptionsTable):
+    header = "| `executor_kwargs` key | default | executors | what |"
+    source = "rlm_kernel.executors.settings"
+
+    def rows(self) -> list[tuple[str, str, str, str]]:
+        return executor_rows()
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("rlm-options", OptionsTable)
+    app.add_directive("rlm-executor-options", ExecutorOptionsTable)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

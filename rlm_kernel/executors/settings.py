@@ -43,7 +43,9 @@ class ExecutorSettings(Mapping[str, Any]):
         None, "The kernelspec; empty: python3, or rlm-sandbox on a gateway with a sandbox", executors=KERNELS
     )
     memory_mb: int | None = setting(
-        4096, "MiB of memory for all the kernel's processes and in-memory files together", executors=KERNELS
+        4096,
+        "MiB of memory for all the kernel's processes and in-memory files together; empty: 4096 in a sandbox",
+        executors=KERNELS,
     )
     max_procs: int = setting(256, "Processes the kernel may have at once", executors=KERNELS)
     file_mb: int = setting(1024, "MiB of any one file the kernel writes", executors=KERNELS)
