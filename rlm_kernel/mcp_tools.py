@@ -1,7 +1,7 @@
 """MCP servers as tools: ``tools=[MCPServer.stdio("uvx", ["mcp-server-fetch"])]`` offers a server's
 tools like Python functions, through the official ``mcp`` SDK's :class:`mcp.Client`.
 
-Each of the server's tools becomes an :class:`MCPTool`: a :class:`~rlm_kernel.tools.Tool` whose
+Each of the server's tools becomes an :class:`MCPTool`: a :class:`~rlm_kernel.tool_spec.Tool` whose
 signature, summary and JSON schema come from the server's listing, and whose calls go to the server.
 So the root's prompt lists it, sub-calls offer it through the tool loop, the root's code calls it
 like a function (keyword or positional arguments, the result as Python values when the server sends
@@ -44,7 +44,7 @@ from urllib.parse import urlsplit, urlunsplit
 from .errors import ConfigError, one_line
 from .runtime import Runtime, default_runtime, wait_future
 from .secrets import Redactor
-from .tools import Tool, arguments_of, as_text
+from .tool_spec import Tool, arguments_of, as_text
 
 __all__ = ["MCPServer", "MCPTool", "MCPToolError"]
 
