@@ -16,6 +16,9 @@ count      the backend's own count, where one is to be had: llama.cpp's ``/token
 estimate   otherwise, the conservative estimate against the limit.
 =========  ==================================================================================
 
+Where a count is not worth a pass over the text (a conversation's size, a usage a stream left
+without), :func:`estimate_tokens` is the one estimate: :data:`CHARS_PER_TOKEN` characters a token.
+
 The limit is the window less room for the reply (:func:`reply_room`). :func:`split_text` cuts a
 text into pieces that each fit a number of tokens, at paragraph, line, sentence or word breaks.
 """
@@ -31,11 +34,14 @@ import tempfile
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from .base import LMClient, Message
+if TYPE_CHECKING:  # annotations only: lm.base takes estimate_tokens from here
+    from .base import LMClient, Message
 
 __all__ = [
+    "CHARS_PER_TOKEN",
+    "estimate_tokens",
     "REPLY_TOKENS",
     "FAR_BELOW",
     "Fit",
@@ -53,6 +59,9 @@ __all__ = [
     "fitting_prefix",
 ]
 
+# Characters a token, for an estimate where nothing counts: cautious for code and printed output
+# (English prose runs nearer 4), so that an estimate errs high.
+CHARS_PER_TOKEN = 3
 # Tokens kept for the reply of a call that sets no ``max_tokens`` (a quarter of a small window).
 REPLY_TOKENS = 1024
 # A conservative estimate at most this share of the limit needs no exact count: no text measured
@@ -137,6 +146,14 @@ def conservative_tokens(text: str) -> int:
     breaks = spaces + data.count(b"\n") + data.count(b"\t")
     other = size - high - letters - spaces
     return max(-(-(letters + spaces) // 3), letters - _WORD * breaks) + other + -(-high // 2)
+
+
+def estimate_tokens(text: str | int) -> int:
+    """The tokens of ``text`` (or of that many characters) at :data:`CHARS_PER_TOKEN`, rounded up:
+    the cheap estimate, where neither a count nor :func:`conservative_tokens`' pass over the bytes
+    is worth its cost."""
+    chars = text if isinstance(text, int) else len(text)
+    return -(-chars // CHARS_PER_TOKEN)
 
 
 def template_tokens(messages: int) -> int:
