@@ -44,11 +44,11 @@ class ExecutorSettings(Mapping[str, Any]):
     )
     memory_mb: int | None = setting(
         4096,
-        "MiB of memory for all the kernel's processes and in-memory files together; empty: 4096 in a sandbox",
+        "Memory in MiB for all the kernel's processes and in-memory files together; empty: 4096 in a sandbox",
         executors=KERNELS,
     )
     max_procs: int = setting(256, "Processes the kernel may have at once", executors=KERNELS)
-    file_mb: int = setting(1024, "MiB of any one file the kernel writes", executors=KERNELS)
+    file_mb: int = setting(1024, "The largest file the kernel may write, in MiB", executors=KERNELS)
     cpu_s: float | None = setting(
         None,
         "CPU seconds of all the kernel's processes together over its life, its start included; empty: "
