@@ -364,10 +364,10 @@ class Subcalls:
             concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="rlm-child") as threads,
             contextlib.ExitStack() as on_failure,
         ):
-            on_failure.callback(self.pool.cancel_all)  # one child failed or was stopped: stop them all
             futures = [
                 threads.submit(self._child, spawn, p, c) for p, c in zip(prompts, contexts, strict=True)
             ]
+            on_failure.callback(self.pool.cancel_all)  # one child failed or was stopped: stop them all
             answers = [self.pool.wait(f) for f in futures]
             on_failure.pop_all()
             return answers
