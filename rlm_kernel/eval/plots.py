@@ -94,13 +94,22 @@ def figures(results: Results, *, window: int | None = None, title: str | None = 
     """The three figures by file name, drawn and not saved (:func:`plot` saves and closes them)."""
     plt = _pyplot()
     cells = results.summary()
-    families = sorted({c.family for c in cells})
-    drawn: dict[str, Any] = {}
+    series = sorted({(c.label, c.model) for c in cells})
+    return {
+        "figure1.png": _score_by_length(plt, cells, series, window, title),
+        "cost_vs_score.png": _cost_vs_score(plt, cells, series),
+        "tokens.png": _tokens(plt, results),
+    }
 
+
+def _score_by_length(
+    plt: Any, cells: list[Any], series: list[tuple[str, str]], window: int | None, title: str | None
+) -> Any:
+    """Figure 1 of the paper: a panel per family, score against context length, a line per method."""
+    families = sorted({c.family for c in cells})
     cols = min(3, max(1, len(families)))
     rows = math.ceil(len(families) / cols) or 1
     fig, axes = plt.subplots(rows, cols, figsize=(max(6.4, 4.6 * cols), 3.6 * rows + 0.8), squeeze=False)
-    series = sorted({(c.label, c.model) for c in cells})
     for ax, fam in zip(axes.flat, families, strict=False):
         for i, (method, model) in enumerate(series):
             points = sorted(
@@ -111,18 +120,7 @@ def figures(results: Results, *, window: int | None = None, title: str | None = 
             if points:
                 xs, ys = zip(*points, strict=True)
                 ax.plot(xs, ys, **_style(i), label=f"{method} ({model})")
-        lengths = sorted({c.length for c in cells if c.family == fam})
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(lengths, [format_length(x) for x in lengths])
-        ax.minorticks_off()
-        if window:
-            ax.axvline(window, color="grey", linestyle="--", linewidth=1)
-            ax.text(window, 102, " window", color="grey", fontsize=8, va="bottom")
-        ax.set_ylim(-3, 108)
-        ax.set_title(fam)
-        ax.set_xlabel("context length (tokens)")
-        ax.set_ylabel("score (%)")
-        ax.grid(alpha=0.3)
+        _length_axes(ax, fam, sorted({c.length for c in cells if c.family == fam}), window)
     for ax in list(axes.flat)[len(families) :]:
         ax.axis("off")
     legend: dict[str, Any] = {}  # every series once, in order, though no one panel has them all
@@ -133,8 +131,24 @@ def figures(results: Results, *, window: int | None = None, title: str | None = 
     fig.legend(handles, labels, loc="lower center", ncol=max(1, min(2 * cols, len(labels))), frameon=False)
     fig.suptitle(title or "Score against context length")
     fig.tight_layout(rect=(0, 0.08, 1, 0.95))
-    drawn["figure1.png"] = fig
+    return fig
 
+
+def _length_axes(ax: Any, family: str, lengths: list[int], window: int | None) -> None:
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(lengths, [format_length(x) for x in lengths])
+    ax.minorticks_off()
+    if window:
+        ax.axvline(window, color="grey", linestyle="--", linewidth=1)
+        ax.text(window, 102, " window", color="grey", fontsize=8, va="bottom")
+    ax.set_ylim(-3, 108)
+    ax.set_title(family)
+    ax.set_xlabel("context length (tokens)")
+    ax.set_ylabel("score (%)")
+    ax.grid(alpha=0.3)
+
+
+def _cost_vs_score(plt: Any, cells: list[Any], series: list[tuple[str, str]]) -> Any:
     fig, ax = plt.subplots(figsize=(5.5, 4))
     costs: list[float] = []
     for i, (method, model) in enumerate(series):
@@ -163,8 +177,10 @@ def figures(results: Results, *, window: int | None = None, title: str | None = 
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8)
     fig.tight_layout()
-    drawn["cost_vs_score.png"] = fig
+    return fig
 
+
+def _tokens(plt: Any, results: Results) -> Any:
     fig, ax = plt.subplots(figsize=(5.5, 4))
     by_method: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for row in results.rows:
@@ -190,5 +206,4 @@ def figures(results: Results, *, window: int | None = None, title: str | None = 
     if by_method:
         ax.legend(fontsize=8)
     fig.tight_layout()
-    drawn["tokens.png"] = fig
-    return drawn
+    return fig
