@@ -21,7 +21,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -267,6 +267,16 @@ def named_terms(query: str) -> list[_Named]:
     return out
 
 
+def _wanted(terms: list[str], names: list[_Named], vocabulary: Container[str]) -> list[str]:
+    """The tokens to look for: the content words', then the named terms'; an identifier not found
+    whole is looked for by its words."""
+    wanted = list(dict.fromkeys(t for term in [*terms, *(m.text for m in names)] for t in _tokens(term)))
+    for name in names:
+        if not all(t in vocabulary for t in name.tokens):
+            wanted += [t for p in name.parts for t in _tokens(p) if t not in wanted]
+    return wanted
+
+
 def search_text(context: Any, query: str, n: int = 3, index: _Index | None = None) -> str:
     """The report ``search`` prints: the ``n`` passages that BM25 ranks best for the query's
     content words (none far weaker than the best), each with where it is and its heading.
@@ -280,10 +290,7 @@ def search_text(context: Any, query: str, n: int = 3, index: _Index | None = Non
     if not terms and not names:
         return "search() needs words to look for, such as search('archive room code')."
     index = index or _Index(context)
-    wanted = list(dict.fromkeys(t for term in [*terms, *(m.text for m in names)] for t in _tokens(term)))
-    for name in names:  # an identifier not found whole is looked for by its words
-        if not all(t in index.vocabulary for t in name.tokens):
-            wanted += [t for p in name.parts for t in _tokens(p) if t not in wanted]
+    wanted = _wanted(terms, names, index.vocabulary)
     found = [t for t in wanted if t in index.vocabulary]
     if not found or not index.passages:
         looked = ", ".join(repr(t) for t in terms or wanted)
