@@ -46,20 +46,7 @@ def shape_of(context: Any) -> str:
     if hasattr(context, "dtype") and hasattr(context, "shape") and hasattr(context, "__len__"):
         return "array"
     if isinstance(context, str):
-        if looks_like_csv(context):
-            return "table"
-        stripped = context.lstrip()[:1]
-        if stripped in ("[", "{") and len(context) < 64_000_000:
-            try:
-                parsed = json.loads(context)
-            except ValueError:
-                parsed = None
-            if parsed is not None:
-                inner = shape_of(parsed)
-                if inner == "table":
-                    return "table"
-        lines = context.count("\n") + 1
-        return "lines" if lines >= 20 and len(context) / lines < 2000 else "text"
+        return _shape_of_text(context)
     if isinstance(context, Mapping):
         values = list(islice(context.values(), 20))
     elif isinstance(context, Sequence) and not isinstance(context, (bytes, bytearray)):
@@ -71,6 +58,21 @@ def shape_of(context: Any) -> str:
     if values and isinstance(context, Mapping) and all(shape_of(v) == "frame" for v in values):
         return "frames"
     return "documents" if values else "other"
+
+
+def _shape_of_text(context: str) -> str:
+    """``table`` for CSV, or JSON of flat records; else ``lines`` or ``text`` by its line lengths."""
+    if looks_like_csv(context):
+        return "table"
+    if context.lstrip()[:1] in ("[", "{") and len(context) < 64_000_000:
+        try:
+            parsed = json.loads(context)
+        except ValueError:
+            parsed = None
+        if parsed is not None and shape_of(parsed) == "table":
+            return "table"
+    lines = context.count("\n") + 1
+    return "lines" if lines >= 20 and len(context) / lines < 2000 else "text"
 
 
 # -- the made-up contexts of the examples ---------------------------------------------------
@@ -216,6 +218,8 @@ def _sentences(count: int, needle_at: int | None) -> list[str]:
 
 @cache
 def _context(shape: str) -> Any:
+    if shape in _TABLE_FORMS:
+        return _table_form(shape)
     if shape == "documents":
         docs = [" ".join(_sentences(12, None)) for _ in range(40)]
         docs[23] = " ".join(_sentences(12, 7))
@@ -240,18 +244,27 @@ def _context(shape: str) -> Any:
             for i in range(480)
         ]
         return "\n".join(lines)
-    if shape == "frame":
-        import pandas as pd
-
-        frame = pd.DataFrame(_context("table"))
-        frame["opened"] = pd.to_datetime(frame["opened"])
-        return frame
     if shape == "array":
         import numpy as np
 
         return np.array([round(12 + (i * 37 % 101) / 7.3, 1) for i in range(3000)])
     if shape in ("hops-text", "hops-lines", "hops-documents"):
         return _hops(shape.removeprefix("hops-"))
+    sentences = _sentences(700, 391)
+    return "\n".join(sentences) if shape == "lines" else " ".join(sentences)
+
+
+_TABLE_FORMS = ("frame", "csv", "json", "dict", "frames")
+
+
+def _table_form(shape: str) -> Any:
+    """The shops' table in another form: a DataFrame, CSV or JSON text, a dict, a dict of frames."""
+    if shape == "frame":
+        import pandas as pd
+
+        frame = pd.DataFrame(_context("table"))
+        frame["opened"] = pd.to_datetime(frame["opened"])
+        return frame
     if shape == "csv":
         rows = _context("table")
         lines = [",".join(rows[0])] + [",".join(str(v) for v in row.values()) for row in rows]
@@ -267,8 +280,7 @@ def _context(shape: str) -> Any:
             {"city": ["Lyon", "Porto", "Graz", "Turku"], "country": ["FR", "PT", "AT", "FI"]}
         )
         return {"shops": _context("frame"), "cities": cities}
-    sentences = _sentences(700, 391)
-    return "\n".join(sentences) if shape == "lines" else " ".join(sentences)
+    raise ValueError(shape)
 
 
 def _hops(shape: str) -> Any:
