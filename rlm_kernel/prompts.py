@@ -18,7 +18,7 @@ cache them as a prefix.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .errors import one_line
@@ -53,27 +53,35 @@ def _length(obj: Any) -> int | None:
         return None
 
 
+def _opened(obj: Any) -> str | tuple[str, str, Iterator[Any]]:
+    """A container's brackets and its items, or the whole repr of anything else (a set's ``set()``)."""
+    kind = type(obj)
+    if isinstance(obj, (str, bytes, bytearray)):
+        return repr(obj)  # a subclass, with its own repr
+    if isinstance(obj, Mapping):
+        return "{", "}", iter(obj.items())
+    if kind is tuple:
+        return "(", ")", iter(obj)
+    if kind in (set, frozenset):
+        if not obj:
+            return f"{kind.__name__}()"
+        opening, closing = ("{", "}") if kind is set else ("frozenset({", "})")
+        return opening, closing, iter(obj)
+    if isinstance(obj, Sequence):
+        return "[", "]", iter(obj)
+    return repr(obj)
+
+
 def _head(obj: Any, budget: int, seen: frozenset[int] = frozenset()) -> str:
     """About the first ``budget`` characters of ``repr(obj)``, walking at most ``PREVIEW_ITEMS`` items
     of each container and cutting long strings first, so the cost follows the preview, not the object."""
     kind = type(obj)
     if kind in (str, bytes, bytearray):
         return repr(obj[: max(budget, 0) + 1])
-    if isinstance(obj, (str, bytes, bytearray)):
-        return repr(obj)  # a subclass, with its own repr
-    if isinstance(obj, Mapping):
-        opening, closing, items = "{", "}", iter(obj.items())
-    elif kind is tuple:
-        opening, closing, items = "(", ")", iter(obj)
-    elif kind in (set, frozenset):
-        if not obj:
-            return f"{kind.__name__}()"
-        opening, closing = ("{", "}") if kind is set else ("frozenset({", "})")
-        items = iter(obj)
-    elif isinstance(obj, Sequence):
-        opening, closing, items = "[", "]", iter(obj)
-    else:
-        return repr(obj)
+    opened = _opened(obj)
+    if isinstance(opened, str):
+        return opened
+    opening, closing, items = opened
     if id(obj) in seen:
         return f"{opening}...{closing}"
     seen = seen | {id(obj)}
@@ -193,6 +201,29 @@ def _describe_array(meta: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _sizes(meta: Mapping[str, Any]) -> list[str]:
+    parts = [f"type {meta['type']}"]
+    if "length" in meta:
+        parts.append(
+            f"{meta['length']:,} characters" if meta["type"] == "str" else f"length {meta['length']:,}"
+        )
+    if "lines" in meta:
+        parts.append(f"{meta['lines']:,} lines")
+    if "items" in meta:
+        parts.append(f"{meta['items']:,} items")
+    return parts
+
+
+def _describe_images(images: Mapping[str, Any]) -> str:
+    formats = ", ".join(f"{n} {kind}" for kind, n in images["formats"].items())
+    more = " ..." if images["count"] > len(images["sizes"]) else ""
+    return (
+        f"Images: {images['count']:,} ({formats}; {images['bytes']:,} bytes in all). "
+        f"Sizes (width x height): {', '.join(images['sizes'])}{more}. "
+        "A vision model reads them: llm_query(prompt, images=[...])."
+    )
+
+
 def describe_context(meta: Mapping[str, Any]) -> str:
     """The metadata as a few lines for the root's first turn."""
     if meta.get("shape") in ("frame", "array") and "dims" in meta:
@@ -203,24 +234,9 @@ def describe_context(meta: Mapping[str, Any]) -> str:
             return f"{text}\nIt begins: {meta['preview']!r}"
         if text is not None:
             return text
-    parts = [f"type {meta['type']}"]
-    if "length" in meta:
-        parts.append(
-            f"{meta['length']:,} characters" if meta["type"] == "str" else f"length {meta['length']:,}"
-        )
-    if "lines" in meta:
-        parts.append(f"{meta['lines']:,} lines")
-    if "items" in meta:
-        parts.append(f"{meta['items']:,} items")
-    lines = ["The variable `context` holds: " + ", ".join(parts) + "."]
+    lines = ["The variable `context` holds: " + ", ".join(_sizes(meta)) + "."]
     if images := meta.get("images"):
-        formats = ", ".join(f"{n} {kind}" for kind, n in images["formats"].items())
-        more = " ..." if images["count"] > len(images["sizes"]) else ""
-        lines.append(
-            f"Images: {images['count']:,} ({formats}; {images['bytes']:,} bytes in all). "
-            f"Sizes (width x height): {', '.join(images['sizes'])}{more}. "
-            "A vision model reads them: llm_query(prompt, images=[...])."
-        )
+        lines.append(_describe_images(images))
     if meta.get("keys"):
         lines.append(f"First keys: {meta['keys']}")
     if meta.get("item_lengths"):
