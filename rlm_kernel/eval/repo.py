@@ -43,6 +43,7 @@ import re
 import sysconfig
 import zlib
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -86,18 +87,24 @@ def stdlib_files(split: str) -> tuple[tuple[str, tuple[tuple[str, str], ...]], .
             if source:
                 units.append((module, ((name, source),)))
         elif name in PACKAGES[split] and os.path.isdir(path):
-            files = []
-            for folder, dirs, names in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
-                for file in sorted(names):
-                    if file.endswith(".py"):
-                        source = _read(os.path.join(folder, file))
-                        if source:
-                            rel = os.path.relpath(os.path.join(folder, file), root)
-                            files.append((rel.replace(os.sep, "/"), source))
+            files = _package_files(path, root)
             if files:
-                units.append((name, tuple(files)))
+                units.append((name, files))
     return tuple(units)
+
+
+def _package_files(path: str, root: str) -> tuple[tuple[str, str], ...]:
+    """A package's ``.py`` files, ``(path from root, source)``, folders and files in name order."""
+    files = []
+    for folder, dirs, names in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
+        for file in sorted(names):
+            if file.endswith(".py"):
+                source = _read(os.path.join(folder, file))
+                if source:
+                    rel = os.path.relpath(os.path.join(folder, file), root)
+                    files.append((rel.replace(os.sep, "/"), source))
+    return tuple(files)
 
 
 def _read(path: str) -> str:
@@ -293,9 +300,26 @@ def _analyse(source: str, path: str) -> Module | None:
             for name in node.names:
                 counts[name] = counts.get(name, 0) + 2
     constants = _constants(tree.body, counts)
+    imported, modules = _imports(tree.body, path, counts)
+    functions, classes = _definitions(tree.body, counts)
+    names = Counter(f.qualname for f in functions)
+    class_names = Counter(c.name for c in classes)
+    return Module(
+        constants,
+        imported,
+        modules,
+        tuple(f for f in functions if names[f.qualname] == 1),
+        tuple(c for c in classes if class_names[c.name] == 1),
+    )
+
+
+def _imports(
+    body: list[ast.stmt], path: str, counts: dict[str, int]
+) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    """Names bound once by ``from m import x`` (to ``(m, x)``) and by ``import m`` (to ``m``)."""
     imported: dict[str, tuple[str, str]] = {}
     modules: dict[str, str] = {}
-    for stmt in tree.body:
+    for stmt in body:
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 if (alias.asname or "." not in alias.name) and counts.get(alias.asname or alias.name) == 1:
@@ -306,9 +330,14 @@ def _analyse(source: str, path: str) -> Module | None:
                 name = alias.asname or alias.name
                 if target and alias.name != "*" and counts.get(name) == 1:
                     imported[name] = (target, alias.name)
+    return imported, modules
+
+
+def _definitions(body: list[ast.stmt], counts: dict[str, int]) -> tuple[list[Function], list[Class]]:
+    """The module's functions and classes, and the methods of its classes as ``Class.method``."""
     functions: list[Function] = []
     classes: list[Class] = []
-    for stmt in tree.body:
+    for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             functions.append(_function(stmt.name, stmt, ((), frozenset())))
         elif isinstance(stmt, ast.ClassDef):
@@ -321,15 +350,7 @@ def _analyse(source: str, path: str) -> Module | None:
             for item in stmt.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     functions.append(_function(f"{stmt.name}.{item.name}", item, cls))
-    names = Counter(f.qualname for f in functions)
-    class_names = Counter(c.name for c in classes)
-    return Module(
-        constants,
-        imported,
-        modules,
-        tuple(f for f in functions if names[f.qualname] == 1),
-        tuple(c for c in classes if class_names[c.name] == 1),
-    )
+    return functions, classes
 
 
 def _resolve(path: str, module: str | None, level: int) -> str:
@@ -389,41 +410,63 @@ def _candidates(kind: str, path: str, files: dict[str, str]) -> list[Candidate]:
     module = _analyse(files[path], path)
     if module is None:
         return []
+    return _CANDIDATES.get(kind, _line_numbers)(kind, path, module, files)
+
+
+def _default_values(kind: str, path: str, module: Module, files: dict[str, str]) -> list[Candidate]:
     out: list[Candidate] = []
-    if kind == "default":
-        for f in module.functions:
-            for parameter, name in f.defaults:
-                if name in f.class_bindings:  # a method's default is read in its class body
-                    value = dict(f.class_constants).get(name)
-                    found, hop = ((value, path) if value is not None else None), "class body"
-                else:
-                    found = _constant(name, path, module, files)
-                    hop = "same file" if found and found[1] == path else "other file"
-                if found:
-                    detail = {"parameter": parameter, "name": name, "hop": hop, "defined_in": found[1]}
-                    out.append(Candidate(kind, path, f.qualname, found[0], detail))
-    elif kind == "compare":
-        for f in module.functions:
-            used = {n: c for n in f.compared if (c := _constant(n, path, module, files))}
-            if len(used) == 1:
-                (name, (value, where)), *_ = used.items()
-                hop = "same file" if where == path else "other file"
-                detail = {"name": name, "hop": hop, "defined_in": where}
-                out.append(Candidate(kind, path, f.qualname, value, detail))
-    elif kind == "base":
-        for cls in module.classes:
-            name = cls.base
-            if not name or hasattr(builtins, name) or name in _GUESSABLE_BASES:
-                continue
-            if name.lower() in cls.name.lower():
-                continue
-            out.append(Candidate(kind, path, cls.name, name, {}))
-    elif kind == "params":
-        out.extend(Candidate(kind, path, f.qualname, f.params, {}) for f in module.functions if f.params >= 5)
-    else:  # line
-        out.extend(Candidate(kind, path, f.qualname, f.lineno, {}) for f in module.functions)
+    for f in module.functions:
+        for parameter, name in f.defaults:
+            if name in f.class_bindings:  # a method's default is read in its class body
+                value = dict(f.class_constants).get(name)
+                found, hop = ((value, path) if value is not None else None), "class body"
+            else:
+                found = _constant(name, path, module, files)
+                hop = "same file" if found and found[1] == path else "other file"
+            if found:
+                detail = {"parameter": parameter, "name": name, "hop": hop, "defined_in": found[1]}
+                out.append(Candidate(kind, path, f.qualname, found[0], detail))
     return out
 
+
+def _compared(kind: str, path: str, module: Module, files: dict[str, str]) -> list[Candidate]:
+    out: list[Candidate] = []
+    for f in module.functions:
+        used = {n: c for n in f.compared if (c := _constant(n, path, module, files))}
+        if len(used) == 1:
+            (name, (value, where)), *_ = used.items()
+            hop = "same file" if where == path else "other file"
+            detail = {"name": name, "hop": hop, "defined_in": where}
+            out.append(Candidate(kind, path, f.qualname, value, detail))
+    return out
+
+
+def _base_classes(kind: str, path: str, module: Module, files: dict[str, str]) -> list[Candidate]:
+    out: list[Candidate] = []
+    for cls in module.classes:
+        name = cls.base
+        if not name or hasattr(builtins, name) or name in _GUESSABLE_BASES:
+            continue
+        if name.lower() in cls.name.lower():
+            continue
+        out.append(Candidate(kind, path, cls.name, name, {}))
+    return out
+
+
+def _many_params(kind: str, path: str, module: Module, files: dict[str, str]) -> list[Candidate]:
+    return [Candidate(kind, path, f.qualname, f.params, {}) for f in module.functions if f.params >= 5]
+
+
+def _line_numbers(kind: str, path: str, module: Module, files: dict[str, str]) -> list[Candidate]:
+    return [Candidate(kind, path, f.qualname, f.lineno, {}) for f in module.functions]
+
+
+_CANDIDATES: dict[str, Callable[[str, str, Module, dict[str, str]], list[Candidate]]] = {
+    "default": _default_values,
+    "compare": _compared,
+    "base": _base_classes,
+    "params": _many_params,
+}
 
 _GUESSABLE_BASES = {"ABC", "Protocol", "Generic", "NamedTuple", "TypedDict", "Enum", "IntEnum", "Flag",
                     "IntFlag", "StrEnum", "Structure", "Union", "Error"}  # fmt: skip
