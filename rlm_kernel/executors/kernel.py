@@ -48,7 +48,7 @@ from .errors import KernelError, KernelStuck, NotSandboxed
 from .pool import KernelPool, kernels_of
 from .session import Kernel, KernelSession, Lost
 from .settings import ISOLATIONS as ISOLATIONS
-from .settings import STEP_TIMEOUT_S, ExecutorSettings
+from .settings import ExecutorSettings
 
 __all__ = [
     "KernelExecutor",
@@ -60,6 +60,8 @@ __all__ = [
     "on_kernel_loop",
     "STEP_TIMEOUT_S",
 ]
+
+STEP_TIMEOUT_S = 300.0  # the default step_timeout: seconds of a step's own work in the kernel
 
 
 # -- the default runtime's, for scripts and benchmarks that start sessions by hand -----------------

@@ -18,10 +18,9 @@ from typing import Any
 from ..errors import ConfigError
 from ..setting import setting
 
-__all__ = ["ExecutorSettings", "SETTINGS", "ISOLATIONS", "STEP_TIMEOUT_S", "takes"]
+__all__ = ["ExecutorSettings", "SETTINGS", "ISOLATIONS", "takes"]
 
 ISOLATIONS = ("sandbox", "none")
-STEP_TIMEOUT_S = 300.0  # the default step_timeout: seconds of a step's own work in the kernel
 KERNELS = ("kernel", "gateway")  # the executors that run code in a kernel: each takes these settings
 GATEWAY = ("gateway",)
 
@@ -56,8 +55,9 @@ class ExecutorSettings(Mapping[str, Any]):
         executors=KERNELS,
     )
     step_timeout: float | None = setting(
-        STEP_TIMEOUT_S,
-        "Seconds a step may work before it is interrupted, and its kernel restarted if it does not stop",
+        None,
+        "Seconds a step may work before it is interrupted, and its kernel restarted if it does not stop; "
+        "empty: 300",
         executors=KERNELS,
     )
     interrupt_grace_s: float = setting(
