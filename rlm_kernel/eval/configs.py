@@ -23,6 +23,7 @@ paths and wording.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .tasks import Task, TaskRef, family
@@ -155,39 +156,48 @@ def _test_files(s: Service) -> dict[str, str]:
     }
 
 
-def _ask(
-    kind: str, split: str, rng: random.Random, services: list[Service]
-) -> tuple[str, object, dict] | None:
+_Asked = tuple[str, object, dict] | None
+
+
+def _ask(kind: str, split: str, rng: random.Random, services: list[Service]) -> _Asked:
     s = rng.choice(services)
-    if kind == "port":
-        if split == "dev":
-            q = f"Which service's [server] section listens on port {s.port}? Give its folder name under etc/."
-            return q, s.name, {"port": s.port}
-        q = f"Name the service (its folder under deploy/) whose HTTP listener binds port {s.port - 1000}."
-        return q, s.name, {"port": s.port - 1000}
-    if kind == "value":
-        if split == "dev":
-            if rng.random() < 0.5:
-                q = f"What is pool_size in the [database] section of etc/{s.name}/{s.name}.ini?"
-                return q, s.pool_size, {"path": f"etc/{s.name}/{s.name}.ini", "key": "pool_size"}
-            q = f"What requests_per_minute limit does etc/{s.name}/features.yaml set?"
-            return q, s.rpm, {"path": f"etc/{s.name}/features.yaml", "key": "requests_per_minute"}
+    return _KINDS.get(kind, _ask_flag)(split, rng, s, services)
+
+
+def _ask_port(split: str, rng: random.Random, s: Service, services: list[Service]) -> _Asked:
+    if split == "dev":
+        q = f"Which service's [server] section listens on port {s.port}? Give its folder name under etc/."
+        return q, s.name, {"port": s.port}
+    q = f"Name the service (its folder under deploy/) whose HTTP listener binds port {s.port - 1000}."
+    return q, s.name, {"port": s.port - 1000}
+
+
+def _ask_value(split: str, rng: random.Random, s: Service, services: list[Service]) -> _Asked:
+    if split == "dev":
         if rng.random() < 0.5:
-            q = f"Read deploy/{s.name}/.env: to what is MAX_CONNECTIONS set?"
-            return q, s.pool_size * 8, {"path": f"deploy/{s.name}/.env", "key": "MAX_CONNECTIONS"}
-        q = f"Read deploy/{s.name}/config.toml: what is the telemetry sample_rate?"
-        return q, s.sample_rate, {"path": f"deploy/{s.name}/config.toml", "key": "sample_rate"}
-    if kind == "count":
-        if split == "dev":
-            level = rng.choice(_LEVELS)
-            n = sum(x.level == level for x in services)
-            return (
-                (f"How many services log at level {level} ([logging] level)?", n, {"level": level})
-                if n
-                else None
-            )
-        n = sum(x.telemetry for x in services)
-        return "Count the services whose config.toml has telemetry enabled = true.", n, {}
+            q = f"What is pool_size in the [database] section of etc/{s.name}/{s.name}.ini?"
+            return q, s.pool_size, {"path": f"etc/{s.name}/{s.name}.ini", "key": "pool_size"}
+        q = f"What requests_per_minute limit does etc/{s.name}/features.yaml set?"
+        return q, s.rpm, {"path": f"etc/{s.name}/features.yaml", "key": "requests_per_minute"}
+    if rng.random() < 0.5:
+        q = f"Read deploy/{s.name}/.env: to what is MAX_CONNECTIONS set?"
+        return q, s.pool_size * 8, {"path": f"deploy/{s.name}/.env", "key": "MAX_CONNECTIONS"}
+    q = f"Read deploy/{s.name}/config.toml: what is the telemetry sample_rate?"
+    return q, s.sample_rate, {"path": f"deploy/{s.name}/config.toml", "key": "sample_rate"}
+
+
+def _ask_count(split: str, rng: random.Random, s: Service, services: list[Service]) -> _Asked:
+    if split == "dev":
+        level = rng.choice(_LEVELS)
+        n = sum(x.level == level for x in services)
+        if not n:
+            return None
+        return f"How many services log at level {level} ([logging] level)?", n, {"level": level}
+    n = sum(x.telemetry for x in services)
+    return "Count the services whose config.toml has telemetry enabled = true.", n, {}
+
+
+def _ask_flag(split: str, rng: random.Random, s: Service, services: list[Service]) -> _Asked:
     counts: dict[str, list[Service]] = {}
     for x in services:
         for f in x.flags:
@@ -202,6 +212,13 @@ def _ask(
         return q, f"etc/{holder}/features.yaml", {"flag": flag}
     q = f"Give the path (the dict's key) of the only file whose FEATURE_FLAGS include {flag}."
     return q, f"deploy/{holder}/.env", {"flag": flag}
+
+
+_KINDS: dict[str, Callable[[str, random.Random, Service, list[Service]], _Asked]] = {
+    "port": _ask_port,
+    "value": _ask_value,
+    "count": _ask_count,
+}
 
 
 @family(
