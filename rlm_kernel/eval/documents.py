@@ -164,6 +164,26 @@ class _Found:
     extra: dict
 
 
+def _find_heading(
+    rng: random.Random, docs: list[Document], order: list[int], numbers: list[int]
+) -> _Found | None:
+    """A section heading of a reference page that no other heading of it contains."""
+    for at in order:
+        doc = docs[at]
+        heads = _sections(doc.text) if doc.title.startswith("reference/") else []
+        if len(heads) < 2:
+            continue
+        usable = [
+            i
+            for i, h in enumerate(heads)
+            if len(h.split()) >= 2 and sum(h.lower() in other.lower() for other in heads) == 1
+        ]
+        if usable:
+            i = rng.choice(usable)
+            return _Found("heading", at, "", heads[i], "contains", {"section": i + 1, "number": numbers[at]})
+    return None
+
+
 def _find(
     kind: str, rng: random.Random, docs: list[Document], full: str, numbers: list[int]
 ) -> _Found | None:
@@ -172,20 +192,7 @@ def _find(
     order = list(range(len(docs)))
     rng.shuffle(order)
     if kind == "heading":
-        for at in order:
-            doc = docs[at]
-            heads = _sections(doc.text) if doc.title.startswith("reference/") else []
-            if len(heads) < 2:
-                continue
-            usable = [
-                i
-                for i, h in enumerate(heads)
-                if len(h.split()) >= 2 and sum(h.lower() in other.lower() for other in heads) == 1
-            ]
-            if usable:
-                i = rng.choice(usable)
-                return _Found(kind, at, "", heads[i], "contains", {"section": i + 1, "number": numbers[at]})
-        return None
+        return _find_heading(rng, docs, order, numbers)
     for at in order[:400]:
         lines = [
             (line, owner) for line, owner in _lines(docs[at].title, docs[at].text) if full.count(line) == 1

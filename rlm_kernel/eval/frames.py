@@ -107,35 +107,43 @@ def _month(rng: random.Random, year: int) -> tuple[int, str]:
 def _table_question(kind: str, split: str, rng: random.Random, df) -> tuple[str, object, dict] | None:
     """(question, answer, parameters) for a question about the table, or None when the data give
     this kind no clear answer."""
-    if split == "dev":
-        s = rng.choice(_STATIONS)
-        at = df["station"] == s
-        if kind == "count":
-            return f"How many readings in the table come from the station {s}?", int(at.sum()), {"station": s}
-        if kind == "count2":
-            t = rng.choice([2, 4, 5, 8, 10])
-            n = int((at & (df["rain_mm"] > t)).sum())
-            q = f"How many readings from {s} recorded more than {t} mm of rain (rain_mm)?"
-            return q, n, {"station": s, "rain_above": t}
-        if kind == "aggregate":
-            m, name = _month(rng, 2023)
-            inmonth = df["observed_at"].dt.month == m
-            if rng.random() < 0.5:
-                value = round(float(df.loc[at & inmonth, "temp_c"].mean()), 2)
-                q = f"What was the mean temperature (temp_c) at {s} in {name}? Round it to 2 decimals."
-                return q, value, {"station": s, "month": m, "op": "mean", "column": "temp_c"}
-            value = round(float(df.loc[at & inmonth, "rain_mm"].sum()), 2)
-            q = f"How much rain (rain_mm, summed) fell at {s} in {name}? Round it to 2 decimals."
-            return q, value, {"station": s, "month": m, "op": "sum", "column": "rain_mm"}
-        if kind == "top":
-            m, name = _month(rng, 2023)
-            totals = df[df["observed_at"].dt.month == m].groupby("station", observed=True)["rain_mm"].sum()
-            return _leader(totals, f"Which station had the largest total rainfall (rain_mm) in {name}?", m)
-        # distinct
-        w = rng.choice([10, 15, 20, 25])
-        days = df.loc[at & df["frost"] & (df["wind_kmh"] > w), "observed_at"].dt.normalize().nunique()
-        q = f"On how many distinct calendar days did {s} log a frost reading with wind_kmh above {w}?"
-        return q, int(days), {"station": s, "wind_above": w}
+    return (_dev_question if split == "dev" else _test_question)(kind, rng, df)
+
+
+def _dev_question(kind: str, rng: random.Random, df) -> tuple[str, object, dict] | None:
+    """The dev split's weather readings."""
+    s = rng.choice(_STATIONS)
+    at = df["station"] == s
+    if kind == "count":
+        return f"How many readings in the table come from the station {s}?", int(at.sum()), {"station": s}
+    if kind == "count2":
+        t = rng.choice([2, 4, 5, 8, 10])
+        n = int((at & (df["rain_mm"] > t)).sum())
+        q = f"How many readings from {s} recorded more than {t} mm of rain (rain_mm)?"
+        return q, n, {"station": s, "rain_above": t}
+    if kind == "aggregate":
+        m, name = _month(rng, 2023)
+        inmonth = df["observed_at"].dt.month == m
+        if rng.random() < 0.5:
+            value = round(float(df.loc[at & inmonth, "temp_c"].mean()), 2)
+            q = f"What was the mean temperature (temp_c) at {s} in {name}? Round it to 2 decimals."
+            return q, value, {"station": s, "month": m, "op": "mean", "column": "temp_c"}
+        value = round(float(df.loc[at & inmonth, "rain_mm"].sum()), 2)
+        q = f"How much rain (rain_mm, summed) fell at {s} in {name}? Round it to 2 decimals."
+        return q, value, {"station": s, "month": m, "op": "sum", "column": "rain_mm"}
+    if kind == "top":
+        m, name = _month(rng, 2023)
+        totals = df[df["observed_at"].dt.month == m].groupby("station", observed=True)["rain_mm"].sum()
+        return _leader(totals, f"Which station had the largest total rainfall (rain_mm) in {name}?", m)
+    # distinct
+    w = rng.choice([10, 15, 20, 25])
+    days = df.loc[at & df["frost"] & (df["wind_kmh"] > w), "observed_at"].dt.normalize().nunique()
+    q = f"On how many distinct calendar days did {s} log a frost reading with wind_kmh above {w}?"
+    return q, int(days), {"station": s, "wind_above": w}
+
+
+def _test_question(kind: str, rng: random.Random, df) -> tuple[str, object, dict] | None:
+    """The test split's library loans."""
     b = rng.choice(_BRANCHES)
     at = df["branch"] == b
     f = rng.choice(_FORMATS[:5])

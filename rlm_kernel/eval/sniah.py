@@ -175,6 +175,21 @@ def _insert(items: list, item: object, depth: float) -> None:
     items.insert(round(depth * len(items)), item)
 
 
+def _log_lines(prose: Prose, rng: random.Random, chars: int, n: Needle, depth: float) -> str:
+    """Timestamped log lines, the needle's stamped like its neighbours."""
+    clock = datetime(2025, 3, 1) + timedelta(minutes=rng.randint(0, 100_000))
+    parts, total = [], 0
+    while total < chars:
+        clock += timedelta(seconds=rng.randint(1, 90))
+        level = rng.choice(["INFO", "INFO", "NOTE", "WARN"])
+        parts.append(f"{clock:%Y-%m-%d %H:%M:%S} {level} {prose.sentence()}")
+        total += len(parts[-1]) + 1
+    at = round(depth * len(parts))
+    stamp = parts[max(0, at - 1)][:19]
+    parts.insert(at, f"{stamp} INFO {n.sentence}")
+    return "\n".join(parts)
+
+
 def _haystack(shape: str, split: str, prose: Prose, rng: random.Random, chars: int, n: Needle, depth: float):
     """The context, of about ``chars`` characters, with the needle at ``depth`` (0 to 1)."""
     if shape == "line":
@@ -184,18 +199,8 @@ def _haystack(shape: str, split: str, prose: Prose, rng: random.Random, chars: i
     if shape == "lines":
         if split == "dev":
             parts = _sentences(prose, chars)
-        else:  # timestamped log lines
-            clock = datetime(2025, 3, 1) + timedelta(minutes=rng.randint(0, 100_000))
-            parts, total = [], 0
-            while total < chars:
-                clock += timedelta(seconds=rng.randint(1, 90))
-                level = rng.choice(["INFO", "INFO", "NOTE", "WARN"])
-                parts.append(f"{clock:%Y-%m-%d %H:%M:%S} {level} {prose.sentence()}")
-                total += len(parts[-1]) + 1
-            at = round(depth * len(parts))
-            stamp = parts[max(0, at - 1)][:19]  # the needle's line is stamped like its neighbours
-            parts.insert(at, f"{stamp} INFO {n.sentence}")
-            return "\n".join(parts)
+        else:
+            return _log_lines(prose, rng, chars, n, depth)
         _insert(parts, n.sentence, depth)
         return "\n".join(parts)
     # Shapes of many items: paragraphs of a few to a few dozen sentences.
