@@ -9,9 +9,9 @@ from __future__ import annotations
 from .errors import RLMError
 from .reference import RLMLogger
 from .rlm import RLM, RLMResult
+from .version import __version__ as __version__
 
 __all__ = ["RLM", "RLMResult", "RLMError", "RLMLogger", "load_ipython_extension", "unload_ipython_extension"]
-__version__ = "0.1.0"
 
 
 def load_ipython_extension(shell: object) -> None:

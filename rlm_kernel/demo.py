@@ -7,9 +7,10 @@ import argparse
 import random
 import sys
 
-from . import RLM, models
+from . import models
 from .console import ConsoleView
 from .errors import RLMError
+from .rlm import RLM
 
 WORDS = "the of and a to in is was for on that with as by at from his her it an were which be this".split()
 

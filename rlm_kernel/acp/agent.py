@@ -43,7 +43,7 @@ from acp.schema import (
     Usage,
 )
 
-from .. import __version__, models
+from .. import models
 from ..config import RLMConfig
 from ..errors import RLMError
 from ..events import Event, RunEnded, RunStarted, StepFinished, StepStarted
@@ -51,6 +51,7 @@ from ..risk import LADDER, risk_of
 from ..rlm import RLM, RLMResult
 from ..secrets import Redactor, secrets_of
 from ..session import Session
+from ..version import __version__
 from .blocks import Prompt, ReadFile, read_prompt
 from .updates import Updates, coalesce
 
