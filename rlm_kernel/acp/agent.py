@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import logging
 import threading
 import uuid
@@ -33,6 +34,7 @@ from acp.schema import (
     ClientCapabilities,
     Implementation,
     InitializeResponse,
+    McpCapabilities,
     NewSessionResponse,
     PermissionOption,
     PromptCapabilities,
@@ -47,12 +49,15 @@ from .. import models
 from ..config import RLMConfig
 from ..errors import RLMError
 from ..events import Event, RunEnded, RunStarted, StepFinished, StepStarted
+from ..mcp_tools import MCPServer
 from ..risk import LADDER, risk_of
 from ..rlm import RLM, RLMResult
 from ..secrets import Redactor, secrets_of
 from ..session import Session
+from ..tools import tools_of
 from ..version import __version__
 from .blocks import Prompt, ReadFile, read_prompt
+from .mcp import servers_of
 from .updates import Updates, coalesce
 
 __all__ = ["RLMAgent", "MODES", "not_run"]
@@ -89,10 +94,12 @@ def not_run(why: str) -> str:
 class _Session:
     """An ACP session: its RLM, the REPL its first prompt opens, its mode, the prompt answered now."""
 
-    def __init__(self, session_id: str, rlm: RLM, mode: str) -> None:
+    def __init__(self, session_id: str, rlm: RLM, mode: str, servers: list[MCPServer] | None = None) -> None:
         self.id = session_id
         self.rlm = rlm
         self.mode = mode
+        self.servers = servers or []  # the client's MCP servers, stopped with the session
+        self.notes: list[str] = []  # said once, with the first prompt's answer
         self.repl: Session | None = None
         self.lock = asyncio.Lock()  # one prompt at a time
         self.turn: _Turn | None = None
@@ -101,6 +108,8 @@ class _Session:
     def close(self) -> None:
         if self.repl is not None:
             self.repl.close()
+        for server in self.servers:
+            server.close()
 
 
 class _Turn:
@@ -290,7 +299,9 @@ class RLMAgent:
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
-                load_session=False, prompt_capabilities=PromptCapabilities(embedded_context=True)
+                load_session=False,
+                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
             agent_info=Implementation(name="rlm-kernel", title="RLM", version=__version__),
         )
@@ -298,13 +309,25 @@ class RLMAgent:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
+        servers, left_out = servers_of(mcp_servers or (), cwd)
         try:
-            rlm = RLM.from_config(self.config)
+            # Listing the servers' tools starts them: in a thread, so the connection is still served.
+            rlm = await asyncio.to_thread(self._rlm, servers)
         except RLMError as exc:
+            for server in servers.values():
+                server.close()
             raise RequestError.internal_error({"message": self.redactor.text(str(exc))}) from None
         session_id = f"rlm-{uuid.uuid4().hex[:12]}"
-        self._sessions[session_id] = _Session(session_id, rlm, self.mode)
+        session = self._sessions[session_id] = _Session(session_id, rlm, self.mode, list(servers.values()))
+        session.notes = [f"MCP server not used: {line}." for line in left_out]
         return NewSessionResponse(session_id=session_id, modes=self._modes(self.mode))
+
+    def _rlm(self, servers: dict[str, MCPServer]) -> RLM:
+        """The session's RLM: the agent's settings, and the client's MCP servers' tools beside its own."""
+        if not servers:
+            return RLM.from_config(self.config)
+        tools = {**self.config.tools, **tools_of(servers)}
+        return RLM.from_config(dataclasses.replace(self.config, tools=tools))
 
     async def set_session_mode(self, mode_id: str, session_id: str, **kwargs: Any) -> SetSessionModeResponse:
         if mode_id not in LADDER:
@@ -319,9 +342,11 @@ class RLMAgent:
             turn = session.turn = _Turn(self, session)
             result: RLMResult | None = None
             try:
-                if self.notice and not session.told:
+                if not session.told:
                     session.told = True
-                    turn.send(update_agent_thought_text(self.notice + "\n"))
+                    for line in [self.notice or "", *session.notes]:
+                        if line:
+                            turn.send(update_agent_thought_text(line + "\n"))
                 if read.skipped:
                     turn.send(update_agent_thought_text(f"Not read: {', '.join(read.skipped)}.\n"))
                 if read.question is None and read.context is None:

@@ -34,8 +34,11 @@ from acp.schema import (  # noqa: E402
     AgentThoughtChunk,
     AllowedOutcome,
     ClientCapabilities,
+    EnvVariable,
+    McpServerStdio,
     PermissionOption,
     RequestPermissionResponse,
+    SseMcpServer,
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
@@ -288,3 +291,43 @@ def test_with_no_key_and_no_backend_the_bundled_model_is_said_in_one_line(tmp_pa
         "No API key found (OPENAI_API_KEY or ANTHROPIC_API_KEY): using the bundled model, "
         "qwen2.5-coder-0.5b, on this machine."
     ]
+
+
+NOTES_SERVER = str(Path(__file__).resolve().parents[1] / "fixtures" / "mcp_notes_server.py")
+
+
+def test_the_clients_mcp_servers_are_the_sessions_tools(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    """An editor passes the MCP servers its user set up: a stdio one is started with its environment and
+    its tools are called by the root's code, prefixed by the server's name; an SSE one is said not used."""
+    scripted_server.responder = Script(
+        root=[
+            repl("print(notes_list_notes())", "print(notes_read_note('launch'))"),
+            repl("answer['content'] = notes_read_note('launch')", "answer['ready'] = True"),
+        ]
+    )
+    chat = Chat()
+    stdio = McpServerStdio(
+        name="notes",
+        command=sys.executable,
+        args=[NOTES_SERVER],
+        env=[EnvVariable(name="NOTES_TOKEN", value="notes-token-acp-0123456789")],
+    )
+    sse = SseMcpServer(type="sse", name="old", url="http://127.0.0.1:9/sse", headers=[])
+
+    async def scenario() -> None:
+        async with agent(chat, tmp_path, keyed(scripted_server)) as (conn, _err):
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[stdio, sse])
+            response = await conn.prompt(
+                session_id=session.session_id, prompt=[text_block("When is the launch?")]
+            )
+            assert response.stop_reason == "end_turn"
+            assert await chat.answer(1) == "The launch is on 12 May."
+
+    asyncio.run(scenario())
+    thoughts = "".join(u.content.text for u in chat.of(AgentThoughtChunk))
+    assert "MCP server not used: old (sse: only stdio and http MCP servers are reached)." in thoughts
+    roots = [r for r in scripted_server.requests if r.is_root]
+    assert "['budget', 'launch']" in roots[1].last_user  # the first step's output, as the root read it
+    assert "notes_read_note" in roots[0].text  # the tools are offered in the system prompt
