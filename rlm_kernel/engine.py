@@ -233,11 +233,7 @@ class RLMRun(CoPiloting):
             )
         )
         self._replayed[step.step] = (shown, result.error is not None)
-        self._outputs.append(
-            truncate(self.redact(result.printed()), self.config.max_output_chars)[0]
-            if result.error
-            else shown
-        )
+        self._keep_output(result, shown)
         return self._replay_next()
 
     @transition
@@ -413,12 +409,7 @@ class RLMRun(CoPiloting):
         self._loops.step_ran(
             self._code, self._executing, failure, whole=not pending.blocks, answer_ready=answer_ready
         )
-        # A traceback supports no answer, though it may quote the very value (a line of the code).
-        self._outputs.append(
-            truncate(self.redact(result.printed()), self.config.max_output_chars)[0]
-            if result.error
-            else shown
-        )
+        self._keep_output(result, shown)
         if answer_ready:
             return self._answer(
                 answer,

@@ -14,6 +14,7 @@ from . import compaction, prompts
 from .config import RLMConfig
 from .errors import ErrorThresholdExceededError, RLMError
 from .events import Compacted, Event, RootRequest, RunEnded, RunWarning
+from .executors.base import ExecResult
 from .lm.base import Message
 from .loops import LoopGuard
 from .repl import truncate
@@ -340,6 +341,16 @@ class RunCore:
         assert isinstance(ask, AskRoot)
         reopen, self._reopen = self._reopen, False
         return replace(ask, reopen=True) if reopen else ask
+
+    def _keep_output(self, result: ExecResult, shown: str) -> None:
+        """Keep a step's output for the answer's check: as the root saw it, or, where the step
+        raised, only what it printed (a traceback supports no answer, though it may quote the very
+        value: a line of the code)."""
+        self._outputs.append(
+            truncate(self.redact(result.printed()), self.config.max_output_chars)[0]
+            if result.error
+            else shown
+        )
 
     def _ask_again(self, sampling: dict[str, float | int]) -> AskRoot:
         """The turn in progress asked again, sampled: another reply, not the same one."""
