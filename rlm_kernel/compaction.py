@@ -18,12 +18,12 @@ import ast
 from collections.abc import Sequence
 
 from .lm.base import Message
+from .lm.tokens import CHARS_PER_TOKEN, estimate_tokens
 from .protocol import code_blocks
 from .repl import RESERVED, truncate
 
 __all__ = ["CHARS_PER_TOKEN", "SUMMARY_TOKENS", "tokens_of", "request", "names_made", "note", "fallback"]
 
-CHARS_PER_TOKEN = 3  # a cautious rate for code and printed output; English prose is nearer 4
 SUMMARY_TOKENS = 400  # the longest summary
 
 
@@ -32,7 +32,7 @@ def tokens_of(messages: Sequence[Message], counted: tuple[int, int] = (0, 0)) ->
     of them; the rest is estimated from its characters."""
     tokens, upto = counted
     rest = sum(len(m["content"]) for m in messages[upto:])
-    return tokens + -(-rest // CHARS_PER_TOKEN)
+    return tokens + estimate_tokens(rest)
 
 
 def request(

@@ -48,6 +48,7 @@ from ..config import RLMConfig, normalize
 from ..errors import ConfigError, ProviderError, RLMError
 from ..lm import BACKENDS, backend
 from ..lm.base import Completion
+from ..lm.tokens import CHARS_PER_TOKEN, estimate_tokens
 from .tasks import Task, as_text
 
 __all__ = [
@@ -282,7 +283,6 @@ async def _base(task: Task, settings: Settings, log_dir: Path | None) -> Outcome
 # numbers 1.6. Whether a context fits whole is judged at CHARS_PER_TOKEN; the first part is sized
 # at FIRST_CHARS_PER_TOKEN, and each later one at what the provider counted of the requests before
 # (the lowest ratio seen, less a tenth), never above CHARS_PER_TOKEN.
-CHARS_PER_TOKEN = 3.0
 FIRST_CHARS_PER_TOKEN = 1.5
 _TEMPLATE_TOKENS = 64  # the chat template's own framing of a request, and the estimate's slack
 _MIN_PART_TOKENS = 64  # a window that leaves less room for a part of the context is too small
@@ -305,7 +305,7 @@ _SUMMARY_ANSWER = (
 
 
 def _tokens(text: str) -> int:
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
+    return estimate_tokens(text)
 
 
 def _cut(text: str, start: int, size: int) -> int:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypedDict, r
 
 from ..tools import ToolRequest
 from ..usage import Price, UsageRecord, as_prices, price_for
+from .tokens import estimate_tokens as estimate_tokens
 
 if TYPE_CHECKING:
     from ..errors import RLMError
@@ -401,11 +402,6 @@ class RepetitionGuard:
             if text[-span:] == text[-period:] * times:
                 return True
         return False
-
-
-def estimate_tokens(text: str) -> int:
-    """A cheap upper-ish estimate (about 3.5 characters a token for English and code)."""
-    return int(len(text) / 3.5) + 1
 
 
 # The sampling of the request being made (a regenerated proposal's), for the backend that builds it.
