@@ -67,11 +67,6 @@ _AT_LEAST = (
 )
 
 
-def _setting(*args: Any, **kwargs: Any) -> Any:
-    """:func:`rlm_kernel.setting.setting`, by the name the linter knows makes a field (pyproject.toml)."""
-    return setting(*args, **kwargs)
-
-
 class DeprecatedName(FutureWarning):
     """A setting was given by an older spelling (``profile`` for ``prompt_profile``): it still works.
     A FutureWarning, so that notebooks and command lines show it."""
@@ -79,90 +74,88 @@ class DeprecatedName(FutureWarning):
 
 @dataclass(frozen=True)
 class RLMConfig:
-    backend: str = _setting(
+    backend: str = setting(
         "openai", "The LM provider: " + ", ".join(_BACKENDS), env="RLM_BACKEND", choices=tuple(_BACKENDS)
     )
-    model_name: str | None = _setting(
+    model_name: str | None = setting(
         None, "The root model; empty: the backend's default", env="RLM_MODEL", alias="model"
     )
-    backend_kwargs: dict[str, Any] = _setting(
+    backend_kwargs: dict[str, Any] = setting(
         help="The backend's own arguments, e.g. {'base_url': ...}", kind="dict", factory=dict
     )
-    sub_backend: str | None = _setting(
+    sub_backend: str | None = setting(
         None, "The sub-calls' provider; empty: the root's", choices=tuple(_BACKENDS)
     )
-    sub_model_name: str | None = _setting(
+    sub_model_name: str | None = setting(
         None, "The sub-calls' model; empty: the root's model", env="RLM_SUB_MODEL", alias="sub_model"
     )
-    sub_models: tuple[str, ...] | None = _setting(
+    sub_models: tuple[str, ...] | None = setting(
         None,
         "More models the code's sub-calls may name (llm_query(p, model=...)), on the sub-calls' "
         "provider, besides the sub-model and the root model; a list, or names separated by commas",
     )
     sub_backend_kwargs: dict[str, Any] | None = None
-    max_iterations: int = _setting(30, "Root turns before the run must answer")
-    max_errors: int | None = _setting(None, "Steps in a row that may fail before the run stops; empty: any")
-    max_depth: int = _setting(1, "Depth of child RLMs (rlm_query); 1 means none")
-    max_output_chars: int = _setting(8192, "Characters of a step's output the root sees; the rest is cut")
-    max_concurrency: int = _setting(32, "Sub-calls in flight at once")
-    max_budget: float | None = _setting(None, "US dollars for the whole run tree")
-    max_tokens: int | None = _setting(None, "LM tokens for the whole run tree")
-    max_timeout: float | None = _setting(None, "Seconds for the whole run tree", alias="timeout")
-    max_reply_tokens: int | None = _setting(None, "Tokens of one root reply; empty: the profile's default")
+    max_iterations: int = setting(30, "Root turns before the run must answer")
+    max_errors: int | None = setting(None, "Steps in a row that may fail before the run stops; empty: any")
+    max_depth: int = setting(1, "Depth of child RLMs (rlm_query); 1 means none")
+    max_output_chars: int = setting(8192, "Characters of a step's output the root sees; the rest is cut")
+    max_concurrency: int = setting(32, "Sub-calls in flight at once")
+    max_budget: float | None = setting(None, "US dollars for the whole run tree")
+    max_tokens: int | None = setting(None, "LM tokens for the whole run tree")
+    max_timeout: float | None = setting(None, "Seconds for the whole run tree", alias="timeout")
+    max_reply_tokens: int | None = setting(None, "Tokens of one root reply; empty: the profile's default")
     system_prompt: str | None = None
-    prompt_profile: str | None = _setting(
+    prompt_profile: str | None = setting(
         None,
         "The root's prompts: default, small or no_subcalls; empty: by backend",
         alias="profile",
         choices=PROFILES,
     )
-    protocol: Literal["answer", "final", "both"] = _setting(
+    protocol: Literal["answer", "final", "both"] = setting(
         "both", "How code ends a run: the answer dict, FINAL lines, or both"
     )
-    executor: Literal["local", "kernel", "gateway"] = _setting(
+    executor: Literal["local", "kernel", "gateway"] = setting(
         "local", "Where the code runs: this process, a kernel of its own, or a Kernel Gateway's"
     )
     # Given as a dict, it is the executor's settings from __post_init__ on (rlm_kernel.executors.settings).
-    executor_kwargs: ExecutorSettings = _setting(
+    executor_kwargs: ExecutorSettings = setting(
         help="The kernel and gateway executors' arguments, e.g. {'memory_mb': 2048} or "
         "{'isolation': 'none'} where no sandbox can be made",
         kind="dict",
         factory=dict,
     )
-    tips: str | None = _setting(None, "A hint about how to work, appended to the root's prompt")
-    max_tool_rounds: int = _setting(8, "Rounds of tool calls one sub-call may make before it must answer")
-    oversize: Literal["error", "split"] = _setting(
+    tips: str | None = setting(None, "A hint about how to work, appended to the root's prompt")
+    max_tool_rounds: int = setting(8, "Rounds of tool calls one sub-call may make before it must answer")
+    oversize: Literal["error", "split"] = setting(
         "error",
         "A sub-call's prompt over the sub-model's window: raise SubcallTooLarge in the code (error), "
         "or ask it in parts and join their answers (split)",
         choices=("error", "split"),
     )
-    verify: bool = _setting(False, "Also ask the sub-model whether what the code printed supports the answer")
-    output_type: Any = _setting(
+    verify: bool = setting(False, "Also ask the sub-model whether what the code printed supports the answer")
+    output_type: Any = setting(
         None,
         "The answer's type: a pydantic model, dataclass, TypedDict, JSON schema or type such as list[str]; "
         "empty: text",
     )
-    output_retries: int = _setting(2, "Times the root may answer again when its answer is not of output_type")
-    compaction: bool | None = _setting(
+    output_retries: int = setting(2, "Times the root may answer again when its answer is not of output_type")
+    compaction: bool | None = setting(
         None,
         "Summarise the root's older turns when its conversation nears the model's window; empty: on for "
         "windows up to 32K tokens",
     )
-    compaction_threshold: float = _setting(
+    compaction_threshold: float = setting(
         0.75, "The share of the root's window its conversation may fill before it is compacted"
     )
     # Functions for the root's code ({"name": fn}, or a list named by __name__), and functions only
     # sub-calls' models may call. Normalized to Tool records (rlm_kernel.tools).
-    tools: Any = _setting(help="Functions the root's code may call", kind="functions", factory=dict)
-    sub_tools: Any = _setting((), "Functions only sub-calls' models may call", kind="functions")
-    log_dir: str | Path | Literal[False] | None = _setting(
+    tools: Any = setting(help="Functions the root's code may call", kind="functions", factory=dict)
+    sub_tools: Any = setting((), "Functions only sub-calls' models may call", kind="functions")
+    log_dir: str | Path | Literal[False] | None = setting(
         None, "Where trajectories go; empty: $RLM_LOG_DIR or ~/.rlm_kernel/runs"
     )
-    record: str | Path | None = _setting(
-        None, "Also save every LM reply to this file, for the replay backend"
-    )
-    votes: int | None = _setting(
+    record: str | Path | None = setting(None, "Also save every LM reply to this file, for the replay backend")
+    votes: int | None = setting(
         None,
         "Root runs that answer each question at once and vote on the answer (the first greedy, the "
         "others sampled); a split vote is a low_confidence warning and result.ok False; empty: 1; "
