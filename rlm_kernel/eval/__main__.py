@@ -21,7 +21,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from ..config import RUN_SETTINGS, add_arguments
+from ..config import RUN_SETTINGS, add_arguments, executor_kwargs_of
 from ..errors import ConfigError, RLMError
 from .methods import _TAKES_TIPS, DEFAULTS, METHODS, TIPS, Settings, _listed, split_method
 from .results import load
@@ -59,15 +59,12 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--task-file", action="append", default=[], help="your own tasks (JSONL); repeatable")
     r.add_argument("--out", default="results", help="the results folder")
     # The run settings of the RLM methods, one flag each (--model-name, --max-iterations, ...).
-    add_arguments(r, defaults=DEFAULTS, skip=("log_dir", "record"), functions="MODULE:ATTR")
+    # And the kernel executor's settings (--isolation, --memory-mb, ...).
+    add_arguments(
+        r, defaults=DEFAULTS, skip=("log_dir", "record"), functions="MODULE:ATTR", executor_settings=True
+    )
     r.add_argument("--base-url", help="an OpenAI- or Anthropic-compatible server")
     r.add_argument("--base-max-tokens", type=int, default=2048, help="the longest answer of the base method")
-    r.add_argument(
-        "--isolation",
-        choices=["sandbox", "none"],
-        default="sandbox",
-        help="a kernel's sandbox (default), or none where no sandbox can be made (bubblewrap missing)",
-    )
     r.add_argument("--tips-file", help="the tips, from a file (instead of --tips)")
     r.add_argument("--runner", choices=["local", "ray"], default="local")
     r.add_argument("--concurrency", type=int, default=2, help="rollouts at once (local runner)")
@@ -139,7 +136,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.base_url:
         given["backend_kwargs"] = {"base_url": args.base_url}
     if given.get("executor", DEFAULTS.executor) != "local":
-        given["executor_kwargs"] = {"isolation": args.isolation}
+        given["executor_kwargs"] = {"isolation": "sandbox", **executor_kwargs_of(args)}
+    elif executor_kwargs_of(args):  # a one-line error: the local executor takes none
+        given["executor_kwargs"] = executor_kwargs_of(args)
     settings = Settings(base_max_tokens=args.base_max_tokens, **given)
     # Your own tasks alone, unless families are asked for too.
     families = args.tasks if args.tasks is not None else [] if args.task_file else ["sniah"]
