@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Hashable
@@ -103,11 +104,10 @@ class Kernels:
             with self._lock:
                 self._live.add(session)
             session.when_closed.append(lambda: self.forget(session))
-            try:
+            with contextlib.ExitStack() as undo:  # a kernel that failed to start has cleaned up after itself
+                undo.callback(self.forget, session)
                 await session.start()
-            except BaseException:
-                self.forget(session)  # a kernel that failed to start has cleaned up after itself
-                raise
+                undo.pop_all()
             return session
 
         return self.runtime.submit(start())

@@ -150,13 +150,9 @@ def _end_all(pids: list[int]) -> None:
         _kill(pid)
 
 
-def main(argv: list[str]) -> int:
-    if os.getpid() != 1:  # its watch ends processes: only ever the sandbox's own
-        print("sandbox_init runs only as the first process of a sandbox", file=sys.stderr)
-        return 2
-    uid, alive, memory, procs, file_size = argv[0], int(argv[1]), int(argv[2]), int(argv[3]), int(argv[4])
-    cpu_s, files = float(argv[5]), int(argv[6])
-    command = argv[argv.index("--") + 1 :]
+def _confine(uid: str, procs: int, file_size: int, files: int) -> None:
+    """The limits the kernel's own rlimits keep, then the sandbox's own uid (started by root), with
+    no capability left, and no way to be traced."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
     resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
@@ -168,7 +164,12 @@ def main(argv: list[str]) -> int:
         os.setgid(int(uid))
         os.setuid(int(uid))
     _not_dumpable()
-    woken, wake = os.pipe()  # a child's end wakes the loop below, as the host's does
+
+
+def _start(command: list[str], alive: int) -> tuple[int, int]:
+    """Fork the kernel; the kernel's pid, and the reading end of a pipe that a signal (a child's
+    end) makes readable, so the loop wakes for it as it does for the host's end."""
+    woken, wake = os.pipe()
     os.set_blocking(woken, False)
     os.set_blocking(wake, False)
     signal.set_wakeup_fd(wake)
@@ -177,6 +178,32 @@ def main(argv: list[str]) -> int:
     if kernel == 0:
         os.close(alive)
         os.execv(command[0], command)  # noqa: S606 - the kernel's command, given by the host
+    return kernel, woken
+
+
+def _reap(kernel: int) -> int | None:
+    """Reap whatever has ended (the kernel, or an orphan of it): the exit status when the kernel
+    has ended, else None."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return 1
+        if pid == 0:
+            return None
+        if pid == kernel:
+            return os.waitstatus_to_exitcode(status) & 0xFF
+
+
+def main(argv: list[str]) -> int:
+    if os.getpid() != 1:  # its watch ends processes: only ever the sandbox's own
+        print("sandbox_init runs only as the first process of a sandbox", file=sys.stderr)
+        return 2
+    uid, alive, memory, procs, file_size = argv[0], int(argv[1]), int(argv[2]), int(argv[3]), int(argv[4])
+    cpu_s, files = float(argv[5]), int(argv[6])
+    command = argv[argv.index("--") + 1 :]
+    _confine(uid, procs, file_size, files)
+    kernel, woken = _start(command, alive)
     watch = Watch(kernel, memory, cpu_s)
     wait = WATCH_S
     while True:
@@ -185,15 +212,8 @@ def main(argv: list[str]) -> int:
             return 0
         if woken in ready:
             os.read(woken, 4096)
-        while True:  # reap whatever has ended: the kernel, or an orphan of it
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return 1
-            if pid == 0:
-                break
-            if pid == kernel:
-                return os.waitstatus_to_exitcode(status) & 0xFF
+        if (status := _reap(kernel)) is not None:
+            return status
         wait, ended = watch.check()
         if ended is not None:
             return ended

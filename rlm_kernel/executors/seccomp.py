@@ -182,12 +182,11 @@ def open_program() -> int:
     except (AttributeError, OSError):  # no memfd (an old kernel, or inside a filter like this one)
         fd, path = tempfile.mkstemp(prefix="rlm-seccomp-")
         os.unlink(path)
-    try:
+    with contextlib.ExitStack() as undo:  # a write that fails closes it
+        undo.callback(os.close, fd)
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
         os.lseek(fd, 0, os.SEEK_SET)
-    except BaseException:
-        os.close(fd)
-        raise
+        undo.pop_all()
     return fd
