@@ -30,7 +30,7 @@ from .run_actions import (
     PendingReply,
     State,
 )
-from .subcalls import ERROR_PREFIX
+from .subcall_api import SubcallError
 from .typed import output_type
 
 TURN_OUTPUT_TIMES = 4  # a turn's whole observation is at most this many times max_output_chars
@@ -301,8 +301,8 @@ class RunCore:
         self._compacting = None
         older = self.messages[self._fixed : -1]
         summary = reply.strip()
-        if not summary or summary.startswith(ERROR_PREFIX):
-            why = summary[len(ERROR_PREFIX) :].strip() if summary else "the reply was empty"
+        if not summary or isinstance(reply, SubcallError):
+            why = reply.message if isinstance(reply, SubcallError) else "the reply was empty"
             self._warn(
                 "compaction_failed",
                 f"The summary of root turns {first} to {last} failed ({why}); their code stands in for it.",

@@ -12,7 +12,7 @@ from rlm_kernel.events import Compacted
 from rlm_kernel.executors.base import ExecResult
 from rlm_kernel.lm.base import Completion
 from rlm_kernel.prompts import context_metadata
-from rlm_kernel.subcalls import ERROR_PREFIX
+from rlm_kernel.subcall_api import SubcallError
 
 
 def make_run(window: int | None, **settings):
@@ -77,7 +77,7 @@ def test_a_failed_summary_leaves_the_code_and_a_warning():
     for code in ("a = 1", "b = 2", "c = 3"):
         action = turn(run, code, "x" * 3000)
     assert isinstance(action, Compact)
-    ask = run.receive_summary(f"{ERROR_PREFIX} HTTP 500")
+    ask = run.receive_summary(SubcallError("llm_query", "provider", "HTTP 500"))
     assert isinstance(ask, AskRoot)
     warning = next(e for e in events if e.kind == "warning")
     assert warning.code == "compaction_failed" and "HTTP 500" in warning.text
@@ -144,7 +144,7 @@ def test_a_second_compaction_keeps_the_first_ones_notes():
     assert (
         "NOTE-ONE" in action.prompt and "turns 1 to 4, keeping what your earlier notes say" in action.prompt
     )
-    run.receive_summary(f"{ERROR_PREFIX} timed out")  # failed: the code stands in, the first notes stay
+    run.receive_summary(SubcallError("llm_query", "failed", "timed out"))  # failed: the code stands in, the first notes stay
     first = run.messages[run._fixed - 1]["content"]
     assert "NOTE-ONE" in first and "d = 4" in first and "Variables from them: a, b, c, d" in first
     assert [e.last_turn for e in events if isinstance(e, Compacted)] == [2, 4]
