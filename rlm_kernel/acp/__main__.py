@@ -75,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     from ..rlm import RLM
+    from ..runtime import default_runtime
 
     try:
         config, notice = settings(args)
@@ -85,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     if notice:
         print(notice, file=sys.stderr, flush=True)
     agent = RLMAgent(config, mode=args.mode, notice=notice)
+    # An editor ends its agents with SIGTERM: the sessions' kernels and servers go with this process.
+    default_runtime().close_on_sigterm()
     try:
         asyncio.run(serve(agent))
     except KeyboardInterrupt:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..config import RUN_SETTINGS, add_arguments, executor_kwargs_of
 from ..errors import ConfigError, RLMError
+from ..runtime import default_runtime
 from .methods import _TAKES_TIPS, DEFAULTS, METHODS, TIPS, Settings, _listed, split_method
 from .results import load
 from .tasks import DESCRIPTIONS, SPLITS, family_names
@@ -182,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"with --tips: {', '.join(m + TIPS for m in _TAKES_TIPS)} (the same method, with the tips)")
             return 0
         if args.command == "run":
+            default_runtime().close_on_sigterm()  # a sweep stopped by SIGTERM leaves no kernel behind
             return _run(args)
         results = load(args.results)
         if not len(results):

@@ -331,3 +331,28 @@ def test_the_clients_mcp_servers_are_the_sessions_tools(
     roots = [r for r in scripted_server.requests if r.is_root]
     assert "['budget', 'launch']" in roots[1].last_user  # the first step's output, as the root read it
     assert "notes_read_note" in roots[0].text  # the tools are offered in the system prompt
+
+
+def test_the_agent_ends_its_kernels_on_sigterm(scripted_server: ScriptedServer, tmp_path: Path) -> None:
+    """Editors stop their agents with SIGTERM: the agent asks its runtime to close on it (a handler of
+    its own, seen in /proc), and goes at once, with SIGTERM's status."""
+    chat = Chat()
+
+    async def scenario() -> int:
+        async with spawn_agent_process(
+            chat,
+            sys.executable,
+            "-m",
+            "rlm_kernel.acp",
+            env={"RLM_LOG_DIR": str(tmp_path / "runs"), **keyed(scripted_server)},
+        ) as (conn, process):
+            await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities())
+            status = Path(f"/proc/{process.pid}/status").read_text()
+            caught = int(
+                next(line for line in status.splitlines() if line.startswith("SigCgt:")).split()[1], 16
+            )
+            assert caught >> (15 - 1) & 1, "no SIGTERM handler"
+            process.terminate()
+            return await asyncio.wait_for(process.wait(), 10)
+
+    assert asyncio.run(scenario()) == -15
