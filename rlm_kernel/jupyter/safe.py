@@ -146,7 +146,7 @@ def markdown_source(value: str) -> str:
     if len(value) <= MAX_MARKDOWN_CHARS:
         try:
             source = mdformat.text(value, extensions=["gfm", _registered()], options={"wrap": "keep"})
-        except Exception:  # any failure of the formatter falls back to the plain form below
+        except Exception:  # noqa: BLE001 - the formatter and its plugins run on LM text: whatever fails, the escaped form below is safe
             source = None
         if source is not None and _inert(source):
             return source
