@@ -109,7 +109,7 @@ def run_code(code: str, namespace: MutableMapping[str, Any], filename: str) -> t
         return None, STOPPED
     except KeyboardInterrupt:  # Ctrl-C: the driver's to handle
         raise
-    except BaseException as exc:  # SystemExit, CancelledError, a BaseException of the code's own
+    except BaseException as exc:  # noqa: BLE001 - the REPL's code may raise anything (SystemExit, CancelledError, its own): the root sees it as the step's error
         return None, compact_traceback(exc)
     return None, None
 

@@ -1,31 +1,37 @@
-"""The conversation with one kernel: its serve cell, the stack of waits inside it, the commands
-queued for it, and the time it spends waiting on the host.
+"""The conversation with one kernel, driven: its messages, its serve cell, the threads that answer
+its calls, and the time it spends waiting on the host.
 
-The one cell the host runs in the kernel (``_rlm.serve()``) asks for commands with ``input()``;
-each request of the kernel's code (a sub-call, a host function) is an ``input_request`` too, which
-the host answers once it has the value. So the kernel's waits nest: a command the host sent, inside
-it a call the kernel made, inside that (a child run's step) another command. :class:`KernelSession`
-keeps that stack, checks every message against it (:mod:`.bridge` declares the messages; one out of
-place ends the kernel) and says when a step's time counts. It runs on its runtime's loop; other
-threads ask it through :meth:`KernelSession.request`.
+What the conversation may do is :class:`~.bridge_session.BridgeSession`'s, a state machine with no
+I/O: the stack of waits inside the kernel, the commands queued for it, every message checked
+against them (:mod:`.bridge` declares the messages; one out of place ends the kernel).
+:class:`KernelSession` feeds it and carries out what it returns, on its runtime's loop; other
+threads ask it through :meth:`KernelSession.request`, which also says when a step's time counts.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import concurrent.futures
-import dataclasses
-import itertools
-import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..runtime import Runtime, StopSignal, default_runtime, wait_future
 from . import bridge
-from .bridge import MARK, ProtocolError
+from .bridge_session import (
+    Account,
+    Action,
+    Answer,
+    BridgeSession,
+    CellDone,
+    Finish,
+    Lost,
+    Park,
+    Send,
+    Serve,
+    Shut,
+    Unpark,
+)
 from .errors import KernelError, KernelStuck, NotSandboxed
 from .pool import START_S
 
@@ -37,14 +43,6 @@ __all__ = ["Kernel", "Exits", "KernelSession", "Lost", "PARK_AFTER_S"]
 PARK_AFTER_S = 30.0
 ALIVE_CHECK_S = 1.0  # how often a kernel that is not an :class:`Exits` is asked whether it lives
 CPU_LOOK_S = 0.25  # how often a step waiting on the host is looked at, when its CPU counts
-
-
-@dataclass(frozen=True)
-class Lost:
-    """What a command gets when its kernel is gone: died, was shut down, or broke the protocol."""
-
-    error: str
-    broken: bool = False
 
 
 # -- what a kernel must offer: local (jupyter_client) or remote (gateway.py) -----------------------
@@ -74,30 +72,15 @@ class Exits(Protocol):
 
 
 # -- one kernel in use ------------------------------------------------------------------------
-@dataclass
-class _Frame:
-    """A wait inside the kernel: a command it is carrying out, or a request it made of the host."""
-
-    id: int
-    command: Any = None  # a command sent to the kernel (a bridge command), else a call it made
-    future: asyncio.Future[Any] | None = None  # a command's result
-    reply: bridge.Value | None = None  # a call's value, once the host has it
-
-
-@dataclass
-class _Command:
-    command: Any
-    future: asyncio.Future[Any]
-    id: int = field(default_factory=lambda: next(_command_ids))
-
-
-_command_ids = itertools.count(1)
 Handler = Callable[[Any], bridge.Value]
+SERVE = "_rlm.serve()"  # the serve cell: it asks for commands until it is told to quit
 
 
 class KernelSession:
-    """The conversation with one kernel: its serve cell, the stack of waits inside it, and the
-    commands queued for it. All of it runs on the kernel loop."""
+    """The conversation with one kernel, driven: the kernel's messages and the host's commands go
+    to its :class:`~.bridge_session.BridgeSession`, which says what to do; this does it (replies on
+    the kernel's stdin, the serve cell, a thread for each call, the idle timer) and counts the time
+    the kernel waits on the host. All of it runs on the kernel loop."""
 
     def __init__(
         self,
@@ -114,21 +97,11 @@ class KernelSession:
         self.memory_mb = memory_mb
         self.cpu_s = cpu_s
         self.isolated = isolated
-        self.output_cap = 1_000_000  # characters of stray output kept for one step
         self.handlers: dict[str, Handler] = {}  # a namespace's tag -> what answers its calls
-        self.dead: str | None = None
-        self.broken = False  # whether it died of breaking the protocol
-        self._printed: list[tuple[str, str]] = []  # (stream, text) sent outside a step's capture
-        self._printed_chars = 0
-        self._dropped = 0  # characters of such output dropped: outside a step, or past output_cap
+        self.machine = BridgeSession()
         self._threads = concurrent.futures.ThreadPoolExecutor(64, thread_name_prefix="rlm-bridge")
-        self._stack: list[_Frame] = []
-        self._pending: collections.deque[_Command] = collections.deque()
-        self._waiting = False  # the kernel asked and has no reply yet
-        self._replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
-        self._serve_id: str | None = None
-        self._serving = False
-        self._expect_ready = False
+        self._commands: dict[int, asyncio.Future[Any]] = {}  # a command's id -> its result
+        self._cells: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._park: asyncio.TimerHandle | None = None
         self._watch: asyncio.Task[None] | None = None
         self._ending: asyncio.Future[None] | None = None
@@ -136,6 +109,36 @@ class KernelSession:
         self._host_s = 0.0  # seconds the kernel waited on the host's answers, ended waits
         self._host_since: float | None = None  # when its present wait on the host began
         self._cpu_since: float | None = None  # the CPU its processes had used then, where known
+        self._perform: dict[type[Any], Callable[[Any], None]] = {
+            Send: lambda a: self.kernel.input_reply(a.text),
+            Serve: lambda a: self.machine.serving(self.kernel.execute(SERVE)),
+            Answer: self._start_answer,
+            Finish: lambda a: _settle(self._commands.pop(a.id, None), a.result),
+            CellDone: lambda a: _settle(self._cells.pop(a.msg_id, None), a.msg),
+            Park: lambda a: self._arm_park(),
+            Unpark: lambda a: self._disarm_park(),
+            Account: lambda a: self._account(),
+            Shut: lambda a: self._shut(),
+        }
+
+    @property
+    def dead(self) -> str | None:
+        """Why the kernel is gone; None while it lives."""
+        return self.machine.dead
+
+    @property
+    def broken(self) -> bool:
+        """Whether it died of breaking the protocol."""
+        return self.machine.broken
+
+    @property
+    def output_cap(self) -> int:
+        """Characters of stray output (printed outside a step's capture) kept for one step."""
+        return self.machine.output_cap
+
+    @output_cap.setter
+    def output_cap(self, value: int) -> None:
+        self.machine.output_cap = value
 
     # -- starting --------------------------------------------------------------------------
     async def start(self) -> None:
@@ -160,14 +163,9 @@ class KernelSession:
 
     async def _run_cell(self, code: str) -> dict[str, Any]:
         msg_id = self.kernel.execute(code)
-        future = self._replies[msg_id] = asyncio.get_running_loop().create_future()
+        future = self._cells[msg_id] = asyncio.get_running_loop().create_future()
+        self.machine.expect_cell(msg_id)
         return await asyncio.wait_for(future, START_S)
-
-    def _serve(self) -> None:
-        """Start the serve cell; it runs while there is work, so an idle kernel waits in its own
-        event loop (no CPU), not in ``input()``'s polling."""
-        self._serving = self._expect_ready = True
-        self._serve_id = self.kernel.execute("_rlm.serve()")
 
     async def _watch_alive(self) -> None:
         if isinstance(self.kernel, Exits):
@@ -179,108 +177,20 @@ class KernelSession:
                 await asyncio.sleep(ALIVE_CHECK_S)
         if not self._closing:
             why = getattr(self.kernel, "why_ended", lambda: None)()
-            self._end(why or "the kernel died (out of memory, out of CPU time, or killed)")
+            self._do(self.machine.end(why or "the kernel died (out of memory, out of CPU time, or killed)"))
 
-    # -- what the kernel sends ---------------------------------------------------------------
+    # -- doing what the bridge says ------------------------------------------------------------
     def _on_message(self, msg: dict[str, Any]) -> None:
-        """Every message of the kernel, checked; one that breaks the protocol ends the kernel."""
-        if self.dead:
-            return
-        try:
-            self._dispatch(msg)
-        except ProtocolError as exc:
-            self._violation(str(exc))
-        except Exception as exc:  # a message of a shape no kernel sends
-            self._violation(f"a message that could not be handled ({type(exc).__name__}: {exc})")
+        """Every message of the kernel, to the bridge: one that breaks the protocol ends the kernel."""
+        self._do(self.machine.receive(msg))
 
-    def _dispatch(self, msg: dict[str, Any]) -> None:
-        if "error" in msg and "header" not in msg:
-            raise ProtocolError(msg["error"])
-        channel, kind = msg["channel"], msg["header"]["msg_type"]
-        parent = (msg.get("parent_header") or {}).get("msg_id")
-        content = msg.get("content") or {}
-        if channel == "stdin":
-            if kind != "input_request" or parent != self._serve_id:
-                raise ProtocolError(f"a {kind} on stdin that no cell of the host asked for")
-            self._on_request(content.get("prompt"))
-        elif channel == "shell" and kind == "execute_reply":
-            if parent in self._replies:
-                self._replies.pop(parent).set_result(msg)
-            elif parent == self._serve_id:
-                # The serve cell ended: parked with no work left, or under a command (an interrupt
-                # that came between steps), which failed with what it was waiting on.
-                self._serving = self._waiting = self._expect_ready = False
-                if self._stack:
-                    self._fail("the kernel was interrupted", queued=False)
-                if self._pending and not self._closing:
-                    self._serve()
-        elif channel == "iopub" and kind == "status" and content.get("execution_state") == "dead":
-            self._end("the kernel died")  # whatever it was doing (a gateway's websocket closed, say)
-        elif channel == "iopub" and kind == "stream" and parent == self._serve_id:
-            self._print(str(content.get("name")), str(content.get("text", "")))
+    def _do(self, actions: list[Action]) -> None:
+        for action in actions:
+            self._perform[type(action)](action)
 
-    def _print(self, stream: str, text: str) -> None:
-        """Output outside a step's capture (a thread, a subprocess): kept for the step running, up to
-        ``output_cap``; else counted and dropped."""
-        if stream not in ("stdout", "stderr"):
-            return
-        stepping = any(isinstance(f.command, bridge.Exec) for f in self._stack)
-        room = self.output_cap - self._printed_chars if stepping else 0
-        kept = text[: max(room, 0)]
-        if kept:
-            self._printed.append((stream, kept))
-            self._printed_chars += len(kept)
-        self._dropped += len(text) - len(kept)
-
-    def take_printed(self) -> tuple[str, str, int]:
-        """What was printed outside the capture of the step that just ran (stdout, stderr), and how
-        many characters were dropped since the last step."""
-        out = {name: "".join(t for n, t in self._printed if n == name) for name in ("stdout", "stderr")}
-        dropped = self._dropped
-        self._printed, self._printed_chars, self._dropped = [], 0, 0
-        return out["stdout"], out["stderr"], dropped
-
-    def _on_request(self, prompt: Any) -> None:
-        if self._waiting:
-            raise ProtocolError("a second request before the first was answered")
-        if not isinstance(prompt, str) or not prompt.startswith(MARK):  # the code's own input()
-            self._waiting = True
-            self._send_raw("\x04")  # end of file
-            return
-        request = bridge.parse_request(prompt[len(MARK) :])
-        if isinstance(request, bridge.Ready):
-            if not self._expect_ready or self._stack:
-                raise ProtocolError("a ready in the middle of a command")
-            self._expect_ready = False
-        elif isinstance(request, bridge.Result):
-            self._on_result(request)
-        else:
-            self._on_call(request)
-        self._waiting = True
-        self._pump()
-
-    def _on_result(self, result: bridge.Result) -> None:
-        # Calls the command made and abandoned (interrupted) go with it.
-        inner = next((f for f in reversed(self._stack) if f.future is not None), None)
-        if inner is None or inner.id != result.id:
-            raise ProtocolError(f"a result for command {result.id}, which is not the one running")
-        bridge.check_result(inner.command, result.result)
-        while self._stack.pop() is not inner:
-            pass
-        if inner.future is not None and not inner.future.done():
-            inner.future.set_result(result.result)
-
-    def _on_call(self, call: Any) -> None:
-        top = self._stack[-1] if self._stack else None
-        if top is None or top.future is None:
-            raise ProtocolError("a call while no command of the host runs")
-        if call.tag != top.command.tag:
-            raise ProtocolError(f"a call under the name {call.tag!r} during a command of {top.command.tag!r}")
-        frame = _Frame(next(_command_ids))
-        self._stack.append(frame)
-        self._account()
-        work = asyncio.get_running_loop().run_in_executor(self._threads, self._answer, call)
-        work.add_done_callback(lambda w, f=frame: self._answered(f, w))
+    def _start_answer(self, action: Answer) -> None:
+        work = asyncio.get_running_loop().run_in_executor(self._threads, self._answer, action.call)
+        work.add_done_callback(lambda w, f=action.frame: self._answered(f, w))
 
     def _answer(self, call: Any) -> bridge.Value:
         """In a bridge thread: a call of the kernel's code, answered by its namespace's handler."""
@@ -289,90 +199,46 @@ class KernelSession:
             return bridge.Value(error="this namespace's run has ended")
         try:
             return handler(call)
-        except Exception as exc:  # the code sees a RuntimeError or SubcallTooLarge; the host stays up
+        except Exception as exc:  # noqa: BLE001 - a handler runs the host's functions and the user's tools: the code sees a RuntimeError or SubcallTooLarge, the host stays up
             return bridge.failure(exc)
 
-    def _answered(self, frame: _Frame, work: asyncio.Future[bridge.Value]) -> None:
+    def _answered(self, frame: int, work: asyncio.Future[bridge.Value]) -> None:
         if work.cancelled():
             return
-        frame.reply = work.result()
-        self._pump()
+        self._do(self.machine.answered(frame, work.result()))
 
-    def _pump(self) -> None:
-        """If the kernel waits: answer its innermost request once the host has the value, else
-        give it the next command (a child's step runs inside the parent's wait)."""
-        try:
-            self._next_message()
-        finally:
-            self._account()
+    def _arm_park(self) -> None:
+        self._park = asyncio.get_running_loop().call_later(PARK_AFTER_S, self._park_now)
 
-    def _next_message(self) -> None:
-        if not self._waiting or self.dead:
-            return
-        top = self._stack[-1] if self._stack else None
-        if top is not None and top.future is None and top.reply is not None:
-            self._stack.pop()
-            self._send(top.reply)
-        elif (top is None or top.future is None) and self._pending:
-            pending = self._pending.popleft()
-            self._stack.append(_Frame(pending.id, pending.command, pending.future))
-            self._send_raw(bridge.command_json(pending.command, pending.id))
-        elif top is None and self._park is None:  # no work: soon the serve cell ends until more
-            self._park = asyncio.get_running_loop().call_later(PARK_AFTER_S, self._park_now)
-
-    def _park_now(self) -> None:
-        self._park = None
-        if self._waiting and not self._stack and not self._pending:
-            self._send(bridge.Quit())
-
-    def _send(self, message: Any) -> None:
-        self._send_raw(json.dumps(dataclasses.asdict(message)))
-
-    def _send_raw(self, text: str) -> None:
-        self._waiting = False
-        self.kernel.input_reply(text)
-
-    def waiting_on_host(self) -> bool:
-        """Whether the kernel waits for the host (a call's value): time that is not the step's own."""
-        stack = self._stack
-        return bool(stack) and stack[-1].future is None
-
-    def _fail(self, why: str, queued: bool = True, broken: bool = False) -> None:
-        """End every command in flight (and, with ``queued``, those not yet sent) with ``why``."""
-        lost = Lost(why, broken)
-        for frame in self._stack:
-            if frame.future is not None and not frame.future.done():
-                frame.future.set_result(lost)
-        self._stack.clear()
-        self._account()
-        while queued and self._pending:
-            command = self._pending.popleft()
-            if not command.future.done():
-                command.future.set_result(lost)
-
-    def _end(self, why: str, broken: bool = False) -> None:
-        self.dead, self.broken = why, broken
-        self._fail(why, broken=broken)
-
-    def _violation(self, why: str) -> None:
-        """The kernel broke the protocol: no more of it is believed; it is ended, and every command
-        in flight fails."""
-        self._end(why, broken=True)
-        self._ending = asyncio.ensure_future(self.close())
-
-    # -- what the host asks -------------------------------------------------------------------
-    async def command(self, command: Any) -> Any:
-        if self.dead:
-            return Lost(self.dead, self.broken)
-        pending = _Command(command, asyncio.get_running_loop().create_future())
-        self._pending.append(pending)
+    def _disarm_park(self) -> None:
         if self._park is not None:
             self._park.cancel()
             self._park = None
-        if not self._serving:
-            self._serve()
-        self._pump()
-        return await pending.future
+
+    def _park_now(self) -> None:
+        self._park = None
+        self._do(self.machine.park())
+
+    def _shut(self) -> None:
+        """The kernel broke the protocol: it is ended (every command in flight has failed)."""
+        self._ending = asyncio.ensure_future(self.close())
+
+    def waiting_on_host(self) -> bool:
+        """Whether the kernel waits for the host (a call's value): time that is not the step's own."""
+        return self.machine.waiting_on_host()
+
+    def take_printed(self) -> tuple[str, str, int]:
+        """What was printed outside the capture of the step that just ran (stdout, stderr), and how
+        many characters were dropped since the last step."""
+        return self.machine.take_printed()
+
+    # -- what the host asks -------------------------------------------------------------------
+    async def command(self, command: Any) -> Any:
+        future = asyncio.get_running_loop().create_future()
+        id_, actions = self.machine.submit(command)
+        self._commands[id_] = future
+        self._do(actions)
+        return await future
 
     def request(
         self,
@@ -461,9 +327,7 @@ class KernelSession:
         for timer in (self._watch, self._park):
             if timer is not None:
                 timer.cancel()
-        if self._serving and self._waiting and not self._stack and not self.dead:
-            self._send(bridge.Quit())
-        self._fail(self.dead or "the kernel was shut down", broken=self.broken)
+        self._do(self.machine.close())
         await self.kernel.shutdown()
         self._threads.shutdown(wait=False, cancel_futures=True)
 
@@ -486,6 +350,6 @@ def _quiet(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-def _settle(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
+def _settle(future: asyncio.Future[Any] | None, result: Any = None) -> None:
+    if future is not None and not future.done():
+        future.set_result(result)

@@ -98,7 +98,7 @@ def blob(context: Any) -> tuple[str, bytes]:
 def _pickle(context: Any, f: Any) -> None:
     try:
         pickle.dump(context, f, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception as exc:  # pickling runs the object's own code: any error means it cannot cross
+    except Exception as exc:  # noqa: BLE001 - pickling runs the object's own code: any error means it cannot cross
         raise ConfigError(
             f"The context ({type(context).__name__}) cannot be sent to a kernel: {exc}. "
             "Give a str, bytes or picklable object, or use executor='local'."

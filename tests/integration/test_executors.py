@@ -20,6 +20,7 @@ from rlm_kernel import RLM
 from rlm_kernel.errors import ConfigError
 from rlm_kernel.executors import kernel as kernel_module
 from rlm_kernel.executors import session as session_module
+from rlm_kernel.executors.bridge_session import Phase
 from rlm_kernel.executors.gateway import GatewayExecutor
 from rlm_kernel.executors.kernel import RESTARTED, KernelExecutor
 from rlm_kernel.executors.local import STOPPED
@@ -316,7 +317,7 @@ def test_an_idle_kernel_leaves_its_serve_cell_and_the_next_step_starts_it(
     executor = make_executor()
     executor.bind("ctx", Echo(), None)
     run(executor, "y = 1")
-    assert wait_until(lambda: not executor.session._serving, timeout=30)
+    assert wait_until(lambda: executor.session.machine.phase is Phase.PARKED, timeout=30)
     assert run(executor, "y + 1").value == "2"
 
 
