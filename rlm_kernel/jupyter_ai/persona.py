@@ -1,0 +1,139 @@
+"""The RLM persona: ``@RLM question @variable`` in a chat attached to a notebook runs ``%%rlm``
+over that variable in the notebook's kernel, and the chat message shows the run as it goes.
+
+Which notebook: one the message attaches, else the notebook beside the chat with the same name
+(``report.ipynb`` for ``report.chat``), else the only notebook with a running kernel. The run is
+the notebook's own: the same magic, settings (``%config RLMMagics``, ``RLM_*``) and trajectory on
+disk as a ``%%rlm`` cell. Each chat is one ``--session``: a follow-up goes on in the same REPL
+and conversation, over the variables last named. Stop interrupts the kernel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from jupyter_ai_persona_manager import BasePersona, PersonaDefaults
+from jupyterlab_chat.models import Message, NewMessage
+
+from .kernel import NotebookKernel
+from .request import ChatRequest, cell, missing_line, parse, setup_code
+from .transcript import Transcript
+
+__all__ = ["AVATAR", "RLMPersona", "find_notebook_kernel"]
+
+AVATAR = str(Path(__file__).with_name("avatar.svg"))
+_EVERY = 0.25  # seconds between updates of the streamed message
+_HOW = "Name a variable of the notebook: `@RLM which suppliers missed a deadline? @report`"
+
+
+class RLMPersona(BasePersona):
+    """Runs a Recursive Language Model over notebook variables, in the notebook's kernel."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.variables: tuple[str, ...] = ()  # the last ones named: a follow-up's context
+        self.running: NotebookKernel | None = None
+
+    @property
+    def defaults(self) -> PersonaDefaults:
+        return PersonaDefaults(
+            name="RLM",
+            description="A Recursive Language Model over your notebook's variables: the model "
+            "writes code that reads them in the kernel. @RLM question @variable",
+            avatar_path=AVATAR,
+            system_prompt="The RLM persona runs %%rlm in the notebook's kernel; it has no prompt here.",
+        )
+
+    # -- hooks a test or another server may replace ------------------------------------------------
+    async def notebook_kernel(self, message: Message) -> NotebookKernel | str:
+        """The kernel of this chat's notebook, or a one-line reason there is none."""
+        serverapp = self.parent.parent.serverapp
+        attached = [str(getattr(a, "value", "")) for a in (self.chat.get_attachments() or {}).values()]
+        return await find_notebook_kernel(serverapp, self.get_chat_path(relative=True), attached)
+
+    def session_name(self) -> str:
+        """This chat's ``--session``: one REPL and conversation per chat."""
+        try:
+            path = self.get_chat_path()
+        except AttributeError:  # a chat with no manager (a test's): one session per persona
+            path = str(id(self))
+        return "chat_" + hashlib.sha256(path.encode()).hexdigest()[:10]
+
+    # -- the persona's API ------------------------------------------------------------------------
+    async def process_message(self, message: Message) -> None:
+        users = {u.mention_name for u in self.chat.get_users().values()} | {self.name}
+        request = parse(message.body, users)
+        if not request.variables and self.variables:
+            request = ChatRequest(request.question, self.variables)
+        if not request.variables or not request.question:
+            self.send_message(_HOW)
+            return
+        kernel = await self.notebook_kernel(message)
+        if isinstance(kernel, str):
+            self.send_message(kernel)
+            return
+        await kernel.ready()
+        names = await kernel.names()
+        missing = [v for v in request.variables if v not in names]
+        if missing:
+            self.send_message(missing_line(missing, names))
+            return
+        self.variables = request.variables
+        if (code := setup_code(request.variables)) is not None:
+            await kernel.bind(code)
+        await self._run(kernel, request)
+
+    async def cancel_response(self) -> None:
+        if self.running is not None:
+            await self.running.interrupt()
+
+    async def _run(self, kernel: NotebookKernel, request: ChatRequest) -> None:
+        """The cell run in the kernel, its messages folded into one chat message updated in place."""
+        transcript = Transcript(variables=request.variables)
+        msg_id = self.chat.add_message(NewMessage(body=transcript.markdown(), sender=self.id))
+        shown, last = transcript.markdown(), 0.0
+        self.running = kernel
+        self.set_status("is running the RLM...")
+        try:
+            async for msg in kernel.run(cell(request, session=self.session_name())):
+                if transcript.feed(msg) and time.monotonic() - last >= _EVERY:
+                    shown, last = self._show(msg_id, transcript, shown), time.monotonic()
+        finally:
+            self.running = None
+            self.clear_status()
+            self._show(msg_id, transcript, shown)
+
+    def _show(self, msg_id: str, transcript: Transcript, shown: str) -> str:
+        body = transcript.markdown()
+        if body != shown:
+            update = Message(id=msg_id, body=body, time=time.time(), sender=self.id, raw_time=False)
+            self.chat.update_message(update, append=False)
+        return body
+
+
+async def find_notebook_kernel(serverapp: Any, chat_path: str, attached: list[str]) -> NotebookKernel | str:
+    """The kernel of the notebook a chat is about, from the server's sessions; else why not."""
+    sessions = [s for s in await serverapp.session_manager.list_sessions() if s.get("kernel")]
+    notebooks = {str(s.get("path") or ""): s["kernel"]["id"] for s in sessions}
+    notebooks = {p: k for p, k in notebooks.items() if p.endswith(".ipynb")}
+    beside = str(PurePosixPath(chat_path).with_suffix(".ipynb"))
+    wanted = [p for p in attached if p.endswith(".ipynb")] + [beside]
+    chosen = next((p for p in wanted if p in notebooks), None)
+    if chosen is None and len(notebooks) == 1:
+        chosen = next(iter(notebooks))
+    if chosen is None:
+        if not notebooks:
+            return "No notebook has a running kernel: open the notebook and run a cell, then ask again."
+        return f"Several notebooks are open: attach the one to use, or name this chat after it ({beside})."
+    kernel_id = notebooks[chosen]
+    manager = serverapp.kernel_manager
+    client = manager.get_kernel(kernel_id).client()
+    return NotebookKernel(client, lambda: _maybe_await(manager.interrupt_kernel(kernel_id)))
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if asyncio.iscoroutine(value) or asyncio.isfuture(value) else value
