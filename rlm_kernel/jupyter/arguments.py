@@ -66,7 +66,8 @@ def magic_parser() -> MagicParser:
         help="ask in the session NAME: one REPL and one conversation with its earlier questions "
         "(%%rlm end NAME ends it)",
     )
-    add_arguments(p, functions="NAME,...")  # RLMConfig's run settings, one flag each
+    # RLMConfig's run settings and the executors', one flag each
+    add_arguments(p, functions="NAME,...", executor_settings=True)
     p.add_argument(
         "--continue-from",
         metavar="RUN:STEP",

@@ -24,6 +24,7 @@ from traitlets import Bool, Enum
 from .. import models
 from ..config import RUN_SETTINGS, RLMConfig
 from ..errors import MissingAPIKey, RLMError
+from ..executors.settings import takes
 from ..lm import no_key_notice
 from ..risk import LADDER
 from ..rlm import RLM, RLMResult
@@ -86,6 +87,10 @@ class RLMMagics(Magics):
         run = {name: None if s[name] == "" else s[name] for name in RUN_SETTINGS}
         if run["executor"] == "local":
             run["executor_kwargs"] = {}
+        else:  # the executor's settings given one by one, over those of executor_kwargs
+            taken = takes(run["executor"])
+            chosen = {x.name: x.value for x in found if x.name in taken and x.source != "default"}
+            run["executor_kwargs"] = {**run["executor_kwargs"], **chosen}
         try:
             rlm = RLM.from_config(RLMConfig(**run))
         except MissingAPIKey as exc:  # no key yet: the bundled model needs none

@@ -10,7 +10,6 @@ caps the mode whatever set it.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import warnings
 from collections.abc import Mapping
@@ -23,10 +22,11 @@ from traitlets.config import Configurable
 
 from ..config import (
     ALIASES,
+    EXECUTOR_SETTINGS,
     RUN_SETTINGS,
     DeprecatedName,
-    RLMConfig,
     setting_choices,
+    setting_default,
     setting_env,
     setting_help,
     setting_kind,
@@ -40,7 +40,8 @@ from ..tools import MCPServer
 __all__ = ["NO_KEY", "Setting", "config_table", "effective_settings", "settings_traits"]
 
 NO_KEY = "no API key found: the bundled model"
-_FIELDS = {f.name: f for f in dataclasses.fields(RLMConfig)}
+# The executors' settings, one trait each (%config RLMMagics.memory_mb = 1024), but a secret's.
+_EXECUTOR_SETTINGS = tuple(n for n in EXECUTOR_SETTINGS if setting_kind(n) != "secret")
 _MAGICS_OWN = ("mode", "answer", "widget")  # the magics' settings that are not RLMConfig's
 
 
@@ -52,13 +53,12 @@ class Setting:
 
 
 def _trait(name: str) -> TraitType:
-    """The %config trait of run setting ``name``, from its type and metadata in RLMConfig."""
-    default = _FIELDS[name].default
+    """The %config trait of setting ``name``, from its type and metadata where it is declared."""
+    default = setting_default(name)
     help = setting_help(name)
     if env := setting_env(name):
         help += f" (env {env})"
     if setting_kind(name) in ("dict", "functions"):
-        default = _FIELDS[name].default_factory() if default is dataclasses.MISSING else default
         trait: TraitType = Dict(help=help) if isinstance(default, dict) else List(help=help)
         return trait.tag(config=True)
     optional = default is None
@@ -74,7 +74,7 @@ def _trait(name: str) -> TraitType:
 def settings_traits() -> dict[str, TraitType]:
     """RLMConfig's run settings as traits, and each older spelling as a trait of its own (read with
     a warning)."""
-    traits = {name: _trait(name) for name in RUN_SETTINGS}
+    traits = {name: _trait(name) for name in (*RUN_SETTINGS, *_EXECUTOR_SETTINGS)}
     traits.update({old: _trait(new) for old, new in ALIASES.items()})
     return traits
 
@@ -85,7 +85,7 @@ def effective_settings(
     """Each setting's effective value and where it came from; environment read now. ``namespace``
     is the notebook's, where ``--tools`` and ``--output-type`` find what they name."""
     out = []
-    for name in (*RUN_SETTINGS, *_MAGICS_OWN):
+    for name in (*RUN_SETTINGS, *_EXECUTOR_SETTINGS, *_MAGICS_OWN):
         found = _from_option(name, opts, namespace)
         out.append(found if found is not None else _configured(magics, name))
         if name == "mode":
