@@ -9,6 +9,8 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from scripted_server import Script, ScriptedServer
 
+from rlm_kernel.jupyter.arguments import parse_line
+
 
 def repl(code: str) -> str:
     return f"```repl\n{code}\n```"
@@ -221,6 +223,19 @@ def test_the_magics_executor_kwargs_reach_the_kernel_executor(
             pytest.skip(problem())
     assert run(shell, "%%rlm -c doc -o res --executor kernel\nIn a sandbox?").success
     assert shell.user_ns["res"].response == sandboxed
+
+
+def test_each_executor_setting_is_an_option_and_a_trait(shell: InteractiveShell) -> None:
+    """Set one by one, over executor_kwargs: the option over the trait, the trait over the dict."""
+    magics = shell.user_ns["__rlm_magics__"]
+    shell.run_line_magic("config", "RLMMagics.executor_kwargs = {'memory_mb': 300, 'cpu_s': 7}")
+    shell.run_line_magic("config", "RLMMagics.memory_mb = 400")
+    opts, _ = parse_line("--executor kernel --file-mb 50 what?")
+    rlm, _ = magics.make_rlm(opts)
+    settings = rlm.config.executor_kwargs
+    assert (settings.memory_mb, settings.cpu_s, settings.file_mb) == (400, 7, 50)
+    rlm, _ = magics.make_rlm(parse_line("--executor kernel --memory-mb 500 what?")[0])
+    assert rlm.config.executor_kwargs.memory_mb == 500
 
 
 def test_a_second_run_does_not_take_the_first_runs_answer_for_the_users(
