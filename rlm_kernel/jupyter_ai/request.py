@@ -14,6 +14,8 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
+from .transcript import name as shown
+
 __all__ = ["CONTEXT_NAME", "ChatRequest", "cell", "missing_line", "parse", "setup_code"]
 
 # Where a dict of several variables is bound for the run (the run binds it as `context`).
@@ -57,8 +59,8 @@ def missing_line(missing: Iterable[str], names: Iterable[str]) -> str:
     parts = []
     for name in missing:
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
-        hint = f" (did you mean {', '.join(f'@{c}' for c in close)}?)" if close else ""
-        parts.append(f"`{name}`{hint}")
+        hint = f" (did you mean {', '.join('@' + shown(c).strip('`') for c in close)}?)" if close else ""
+        parts.append(f"{shown(name)}{hint}")
     return f"No variable {' or '.join(parts)} in the notebook's kernel: define it, or check the name."
 
 

@@ -9,7 +9,7 @@ Everything an LM, the context or the kernel wrote is untrusted here (``jupyter/s
 answer is :func:`~rlm_kernel.jupyter.safe.markdown_source` (no raw HTML, no image, no unsafe link),
 code and output go in fences longer than any run of backticks they hold, and one-line texts are
 escaped to exactly their characters. Known secrets and secrets recognizable by their form are
-redacted from all of it.
+redacted from every message first.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ..jupyter import safe
 from ..messages import COMM_TARGET
 from ..secrets import Redactor, secrets_of
 
-__all__ = ["StepLine", "Transcript", "fenced", "one_line"]
+__all__ = ["StepLine", "Transcript", "fenced", "name", "one_line"]
 
 _PREVIEW = 600  # characters of a step's code or output shown in the chat
 _BACKTICKS = re.compile(r"`+")
@@ -36,6 +36,11 @@ def one_line(value: str, limit: int = 300) -> str:
     flat = " ".join(value.split())
     flat = flat if len(flat) <= limit else flat[:limit] + "…"
     return _PUNCTUATION.sub(r"\\\1", flat)
+
+
+def name(value: str) -> str:
+    """A variable's name as code; a name that is not an identifier as escaped text."""
+    return f"`{value}`" if value.isidentifier() else one_line(value)
 
 
 def fenced(value: str, info: str = "") -> str:
@@ -87,7 +92,7 @@ class Transcript:
 
     def feed(self, msg: dict[str, Any]) -> bool:
         """Take one iopub message; whether the chat's text changed."""
-        kind, content = msg.get("msg_type"), msg.get("content") or {}
+        kind, content = msg.get("msg_type"), self._redacted(msg.get("content") or {})
         if kind == "stream" and content.get("name") in ("stdout", "stderr"):
             self.notices += [line for line in str(content.get("text", "")).splitlines() if line.strip()]
             return True
@@ -99,6 +104,16 @@ class Transcript:
         if kind == "comm_msg" and content.get("comm_id") == self._comm:
             return self._message(content.get("data") or {})
         return False
+
+    def _redacted(self, value: Any) -> Any:
+        """The message with no secret in any of its texts, before any text is escaped."""
+        if isinstance(value, str):
+            return self._redactor.text(value)
+        if isinstance(value, dict):
+            return {k: self._redacted(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._redacted(v) for v in value]
+        return value
 
     def _open(self, content: dict[str, Any]) -> bool:
         data = content.get("data") or {}
@@ -145,13 +160,13 @@ class Transcript:
     # -- the chat's text ----------------------------------------------------------------------------
     def markdown(self) -> str:
         """The whole message as it stands; safe to render, with no secret in it."""
-        over = ", ".join(f"`{one_line(v)}`" for v in self.variables)
+        over = ", ".join(name(v) for v in self.variables)
         head = f"RLM over {over}" + (f" · {one_line(self.model)}" if self.model else "")
         parts = [head, *(one_line(n) for n in self.notices)]
         parts += [s.markdown() for s in self.steps.values()]
         parts += [f"⚠ {_MARKS.get(code, one_line(code))}: {one_line(text)}" for code, text in self.warnings]
         parts += self._ending()
-        return self._redactor.text("\n\n".join(parts))
+        return "\n\n".join(parts)
 
     def _ending(self) -> Iterable[str]:
         if self.stopped:

@@ -10,22 +10,28 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 pytest.importorskip("jupyter_ai_persona_manager")
 
-from jupyter_client.asynchronous import AsyncKernelClient  # noqa: E402
-from jupyterlab_chat.models import Message  # noqa: E402
-from jupyterlab_chat.ychat import YChat  # noqa: E402
-from kernel_session import KernelSession, scripted_env  # noqa: E402
-from scripted_server import Reply, Script, ScriptedServer  # noqa: E402
+from jupyter_client.asynchronous import AsyncKernelClient
+from jupyterlab_chat.models import Message
+from jupyterlab_chat.ychat import YChat
+from kernel_session import KernelSession, scripted_env
+from scripted_server import Reply, Script, ScriptedServer
+from test_jupyter_ai_transcript import inert
 
-from rlm_kernel.jupyter_ai.kernel import NotebookKernel  # noqa: E402
-from rlm_kernel.jupyter_ai.persona import RLMPersona  # noqa: E402
+from rlm_kernel.jupyter_ai.kernel import NotebookKernel
+from rlm_kernel.jupyter_ai.persona import RLMPersona
 
 PAYLOADS = json.loads((Path(__file__).parents[1] / "data" / "payloads.json").read_text())["payloads"]
+
+
+def printed(kernel: KernelSession, code: str) -> str:
+    msg_id = kernel.start(code)
+    kernel.wait_idle(msg_id)
+    return kernel.text(msg_id).strip()
 
 
 def repl(code: str) -> str:
@@ -74,7 +80,9 @@ def test_a_question_over_a_variable_streams_the_run_and_its_answer(
 ) -> None:
     server.responder = Script(
         root=[
-            repl("parts = [context[i:i+200] for i in range(0, len(context), 200)]\nr = llm_query_batched(parts)"),
+            repl(
+                "parts = [context[i:i+200] for i in range(0, len(context), 200)]\nr = llm_query_batched(parts)"
+            ),
             repl("FINAL('Acme and Cobalt missed it.')"),
         ],
         sub="late: Acme, Cobalt",
@@ -89,5 +97,81 @@ def test_a_question_over_a_variable_streams_the_run_and_its_answer(
     [trajectory] = set(log_dir.glob("*.jsonl")) - before
     kinds = [json.loads(line)["kind"] for line in trajectory.read_text().splitlines()]
     assert kinds[0] == "run_started" and kinds[-1] == "run_ended" and kinds.count("subcall_finished") == 5
-    check = kernel.execute("print(_rlm_chat.response, _rlm_chat.usage.sub.calls)")
-    assert check["status"] == "ok"
+    assert (
+        printed(kernel, "print(_rlm_chat.response, _rlm_chat.usage.sub.calls)")
+        == "Acme and Cobalt missed it. 5"
+    )
+
+
+def test_stop_interrupts_the_kernel_and_ends_the_run_within_a_second(
+    kernel: KernelSession, server: ScriptedServer
+) -> None:
+    server.responder = Script(
+        root=[repl("r = llm_query_batched(['slow'] * 8)")], sub=Reply(text="x", delay=30)
+    )
+    chat = Chat(kernel)
+    before = len(server.requests)
+
+    async def scenario() -> float:
+        task = asyncio.create_task(chat.say("@RLM which suppliers missed a deadline? @report"))
+        while sum(not r.is_root for r in server.requests[before:]) < 8:  # the batch is in flight
+            await asyncio.sleep(0.05)
+        start = time.monotonic()
+        await chat.persona.cancel_response()
+        await asyncio.wait_for(task, 10)
+        return time.monotonic() - start
+
+    assert asyncio.run(scenario()) < 1.0
+    [reply] = chat.replies()
+    assert "**Stopped.**" in reply and "**Answer**" not in reply
+    assert "interrupted" in printed(kernel, "print(_rlm_chat.error)")
+    assert printed(kernel, "print(1 + 1)") == "2"  # the kernel goes on
+
+
+def test_a_follow_up_goes_on_in_the_same_session(kernel: KernelSession, server: ScriptedServer) -> None:
+    server.responder = Script(
+        root=[repl("late = ['Acme', 'Cobalt']\nFINAL(len(late))"), repl("FINAL(late[0])")]
+    )
+    chat = Chat(kernel)
+    asyncio.run(chat.say("@RLM how many suppliers were late? @report"))
+    asyncio.run(chat.say("@RLM which was first?"))  # no variable: the same session and context
+    first, second = chat.replies()
+    assert first.endswith("**Answer**:\n\n2\n") and second.endswith("**Answer**:\n\nAcme\n")
+    assert "RLM over `report`" in second
+    # The second root request carries the first question and answer: one conversation.
+    assert "how many suppliers were late" in json.dumps(server.requests[-1].body)
+
+
+def test_two_variables_make_one_dict_context(kernel: KernelSession, server: ScriptedServer) -> None:
+    server.responder = Script(root=[repl("FINAL(sorted(context))")])
+    chat = Chat(kernel)
+    asyncio.run(chat.say("@RLM what is there? @report @costs"))
+    assert chat.replies()[0].endswith("**Answer**:\n\n['costs', 'report']\n")
+
+
+def test_a_name_not_in_the_kernel_gets_one_line_with_close_names(
+    kernel: KernelSession, server: ScriptedServer
+) -> None:
+    before = len(server.requests)
+    chat = Chat(kernel)
+    asyncio.run(chat.say("@RLM which suppliers missed a deadline? @reprot"))
+    assert chat.replies() == [
+        "No variable `reprot` (did you mean @report?) in the notebook's kernel: define it, or check the name."
+    ]
+    assert len(server.requests) == before  # nothing ran
+    asyncio.run(chat.say("@RLM no variable named at all"))
+    assert chat.replies()[-1].startswith("Name a variable of the notebook")
+
+
+@pytest.mark.parametrize("name", ["img-onerror", "script", "markdown-js-link", "iframe-srcdoc"])
+def test_an_answer_with_a_payload_reaches_the_chat_inert(
+    kernel: KernelSession, server: ScriptedServer, name: str
+) -> None:
+    payload = PAYLOADS[name].replace("ATTACKER", "http://127.0.0.1:9")
+    key = "sk-proj-" + "A1b2C3d4" * 6
+    server.responder = Script(root=[repl(f"print({payload!r})\nFINAL({payload!r} + ' ' + {key!r})")])
+    chat = Chat(kernel)
+    asyncio.run(chat.say("@RLM summarise @report"))
+    [reply] = chat.replies()
+    assert inert(reply), reply
+    assert key not in reply and "A1b2C3d4" not in reply
