@@ -3,7 +3,8 @@
 A stock kernel tells a run as it goes over the runs panel's comm (``messages.py``: ``run_started``,
 ``events``, ``run_finished``) and prints one-line notices (the bundled model, a variable put back)
 to the cell's stdout; a mistake is the cell's ``UsageError``. This fold reads those messages, as a
-front end does, and writes Markdown for the chat.
+front end does, and writes Markdown for the chat. A kernel in notebook mode (the RLM Python
+kernel) opens no such comm for a session's question; there the answer is the one the cell shows.
 
 Everything an LM, the context or the kernel wrote is untrusted here (``jupyter/safe.py``): the
 answer is :func:`~rlm_kernel.jupyter.safe.markdown_source` (no raw HTML, no image, no unsafe link),
@@ -28,6 +29,7 @@ __all__ = ["StepLine", "Transcript", "fenced", "name", "one_line"]
 _PREVIEW = 600  # characters of a step's code or output shown in the chat
 _BACKTICKS = re.compile(r"`+")
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+_WIDGET = "application/vnd.jupyter.widget-view+json"
 _MARKS = {"low_confidence": "low confidence", "unsupported": "unsupported"}
 
 
@@ -99,6 +101,8 @@ class Transcript:
         if kind == "error":
             self.error = f"{content.get('ename', 'Error')}: {content.get('evalue', '')}"
             return True
+        if kind == "display_data" and self.run_id is None:
+            return self._shown(content.get("data") or {})
         if kind == "comm_open" and content.get("target_name") == COMM_TARGET:
             return self._open(content)
         if kind == "comm_msg" and content.get("comm_id") == self._comm:
@@ -114,6 +118,13 @@ class Transcript:
         if isinstance(value, list):
             return [self._redacted(v) for v in value]
         return value
+
+    def _shown(self, data: dict[str, Any]) -> bool:
+        """The answer the cell shows, where no comm told the run (a kernel in notebook mode)."""
+        if _WIDGET in data or not isinstance(data.get("text/plain"), str):
+            return False
+        self.answer = data["text/plain"]
+        return True
 
     def _open(self, content: dict[str, Any]) -> bool:
         data = content.get("data") or {}

@@ -178,3 +178,12 @@ def test_the_avatar_is_an_svg_beside_the_persona() -> None:
     from rlm_kernel.jupyter_ai.persona import AVATAR
 
     assert Path(AVATAR).read_text().startswith("<svg ")
+
+
+def test_without_the_comm_the_answer_is_the_one_the_cell_shows() -> None:
+    transcript = Transcript(variables=("report",))
+    widget = {"application/vnd.jupyter.widget-view+json": {"model_id": "w"}, "text/plain": "RunWidget()"}
+    assert not transcript.feed({"msg_type": "display_data", "content": {"data": widget}})
+    assert transcript.feed({"msg_type": "display_data", "content": {"data": {"text/plain": "<b>42</b>"}}})
+    assert transcript.markdown().endswith("**Answer**:\n\n\\<b>42\\</b>\n")
+    assert inert(transcript.markdown())
