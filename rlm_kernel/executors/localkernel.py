@@ -183,20 +183,28 @@ class LocalKernel:
             launch.update(env=sandbox.environment(python), cwd=self.scratch)
             if sys.platform == "linux" and os.geteuid() == 0:
                 launch["preexec_fn"] = _drop_capabilities
-        try:
-            await self.km.start_kernel(**launch)
-            for name in ("_alive", "_info_w", "_filter"):  # the sandbox has them
-                self._close_fd(name)
-            if self.isolation == "sandbox":
-                await asyncio.to_thread(self._hold_sockets)
-            self.kc = self.km.client()
-            self.kc.start_channels()
-            await self.kc.wait_for_ready(timeout=START_S)
-        except Exception as exc:
-            await self.shutdown()
-            raise KernelError(f"the {self.kernel_name!r} kernel did not start: {exc}") from exc
+        async with contextlib.AsyncExitStack() as undo:  # a kernel that did not start is shut down
+            undo.push_async_callback(self.shutdown)
+            try:
+                await self._launch(launch)
+            except (OSError, RuntimeError, ValueError, LookupError, ImportError, _zmq_error()) as exc:
+                raise KernelError(f"the {self.kernel_name!r} kernel did not start: {exc}") from exc
+            undo.pop_all()
         for name in ("shell", "iopub", "stdin"):
-            self._tasks.append(asyncio.ensure_future(self._pump(name, on_message)))
+            task = asyncio.ensure_future(self._pump(name, on_message))
+            task.add_done_callback(functools.partial(_pump_ended, name, on_message))
+            self._tasks.append(task)
+
+    async def _launch(self, launch: dict[str, Any]) -> None:
+        """Start the kernel's process, take its sockets (in a sandbox), and wait until it answers."""
+        await self.km.start_kernel(**launch)
+        for name in ("_alive", "_info_w", "_filter"):  # the sandbox has them
+            self._close_fd(name)
+        if self.isolation == "sandbox":
+            await asyncio.to_thread(self._hold_sockets)
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        await self.kc.wait_for_ready(timeout=START_S)
 
     def _hold_sockets(self) -> None:
         """Take the sandbox's sockets as the kernel binds them, and link this host's names to them."""
@@ -222,10 +230,8 @@ class LocalKernel:
         while True:
             try:
                 msg = await channel.get_msg()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # a message that does not deserialize, or a bad signature
-                on_message({"channel": name, "error": f"a message on {name} that could not be read ({exc})"})
+            except (ValueError, TypeError, LookupError) as exc:  # it does not deserialize, or a bad signature
+                on_message(_unreadable(name, exc))
                 continue
             msg["channel"] = name
             on_message(msg)
@@ -285,6 +291,23 @@ class LocalKernel:
                 await km.shutdown_kernel(now=True)
         for folder in (self.workdir, *self.transfer_dirs):
             sandbox.remove(folder)
+
+
+def _unreadable(channel: str, exc: BaseException) -> dict[str, Any]:
+    return {"channel": channel, "error": f"a message on {channel} that could not be read ({exc})"}
+
+
+def _pump_ended(channel: str, on_message: Callable[[dict[str, Any]], None], task: asyncio.Task[None]) -> None:
+    """A channel's reader that failed otherwise: the bridge hears of it as of a message it could
+    not read, and ends the kernel (no message of that channel would reach it again)."""
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        on_message(_unreadable(channel, exc))
+
+
+def _zmq_error() -> type[Exception]:
+    import zmq
+
+    return zmq.ZMQError
 
 
 @functools.cache
