@@ -1,0 +1,69 @@
+"""The RLM persona in Jupyter AI's chat, as a user meets it: a notebook on a stock kernel with a
+variable, a chat beside it, ``@RLM question @report`` typed into the chat's input, and the run's
+answer in the persona's message. The persona is installed as a local persona of the workspace
+(``.jupyter/personas``), which Jupyter AI's persona manager loads as it loads entry points."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+pytest.importorskip("jupyter_ai_persona_manager")
+
+from lab_server import Lab
+from pages import STOCK_PYTHON, open_notebook, repl, run_cell, shoot, wait_until, write_notebook
+from scripted_server import Script, ScriptedServer
+
+PERSONA = '''from rlm_kernel.jupyter_ai.persona import RLMPersona
+
+
+class RLM(RLMPersona):
+    """The package's persona, found by the persona manager in this folder."""
+'''
+MESSAGES = ".jp-chat-rendered-message"
+
+
+def chat_texts(page: Any) -> list[str]:
+    return page.eval_on_selector_all(MESSAGES, "els => els.map(e => e.innerText)")
+
+
+def test_at_rlm_in_the_chat_runs_over_a_notebook_variable(
+    page: Any, lab: Lab, lm_server: ScriptedServer
+) -> None:
+    personas = lab.root_dir / ".jupyter" / "personas"
+    personas.mkdir(parents=True, exist_ok=True)
+    (personas / "rlm_persona.py").write_text(PERSONA)
+    late = "Acme and Cobalt <img src=x onerror=alert(1)>"  # an answer carrying a payload
+    lm_server.responder = Script(
+        root=[repl("Look.", f"late = {late!r}\nprint(context[:40], late)"), repl("Done.", "FINAL(late)")]
+    )
+    name = write_notebook(
+        lab, "report.ipynb", "report = 'Acme: late. Birch: on time. Cobalt: late.'", kernel=STOCK_PYTHON
+    )
+    (lab.root_dir / "report.chat").write_text(json.dumps({}))
+    open_notebook(page, lab, name, connected=False)
+    run_cell(page, 0)
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.widgets[0].model.executionCount === 1"
+    )
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:open', {path: 'report.chat'})")
+    box = page.wait_for_selector(".jp-chat-input-container textarea", timeout=60_000)
+    box.click()
+    box.type("@RLM which suppliers missed a deadline? @report")
+    page.keyboard.press("Escape")
+    box.press("Enter")
+    texts = wait_until(
+        page,
+        lambda: chat_texts(page),
+        lambda ts: any("Answer" in t for t in ts),
+        "the persona's answer in the chat",
+        timeout=90,
+    )
+    [reply] = [t for t in texts if "Answer" in t]
+    assert "RLM over report" in reply and "Step 2" in reply and "Error" not in reply
+    assert reply.endswith("Answer:\n\nAcme and Cobalt <img src=x onerror=alert(1)>")  # shown as text
+    assert page.evaluate("() => window.__rlm_pwned === undefined")
+    assert page.eval_on_selector_all(f"{MESSAGES} img[src='x']", "els => els.length") == 0
+    shoot(page, "jupyter-ai-chat.png")
