@@ -76,6 +76,13 @@ class RLMPersona(BasePersona):
         if isinstance(kernel, str):
             self.send_message(kernel)
             return
+        try:
+            await self._ask(kernel, request)
+        finally:
+            kernel.close()
+
+    async def _ask(self, kernel: NotebookKernel, request: ChatRequest) -> None:
+        """The variables checked in the kernel, then the run; a missing name is one line."""
         await kernel.ready()
         names = await kernel.names()
         missing = [v for v in request.variables if v not in names]

@@ -90,14 +90,14 @@ class Transcript:
     done: bool = False
     run_id: str | None = None
     _comm: str | None = None
+    _open_line: bool = False  # the last printed text ended mid-line (a progress bar redraws it)
     _redactor: Redactor = field(default_factory=lambda: Redactor(secrets_of()))
 
     def feed(self, msg: dict[str, Any]) -> bool:
         """Take one iopub message; whether the chat's text changed."""
         kind, content = msg.get("msg_type"), self._redacted(msg.get("content") or {})
         if kind == "stream" and content.get("name") in ("stdout", "stderr"):
-            self.notices += [line for line in str(content.get("text", "")).splitlines() if line.strip()]
-            return True
+            return self._notice(str(content.get("text", "")))
         if kind == "error":
             self.error = f"{content.get('ename', 'Error')}: {content.get('evalue', '')}"
             return True
@@ -108,6 +108,15 @@ class Transcript:
         if kind == "comm_msg" and content.get("comm_id") == self._comm:
             return self._message(content.get("data") or {})
         return False
+
+    def _notice(self, text: str) -> bool:
+        """Printed lines; a progress bar's redrawn line (after a carriage return) replaces its last."""
+        if text.startswith("\r") and self._open_line and self.notices:
+            self.notices.pop()
+        lines = [line.rsplit("\r", 1)[-1] for line in text.splitlines()]
+        self.notices += [line for line in lines if line.strip()]
+        self._open_line = not text.endswith("\n")
+        return True
 
     def _redacted(self, value: Any) -> Any:
         """The message with no secret in any of its texts, before any text is escaped."""

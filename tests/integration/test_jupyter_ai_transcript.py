@@ -187,3 +187,29 @@ def test_without_the_comm_the_answer_is_the_one_the_cell_shows() -> None:
     assert transcript.feed({"msg_type": "display_data", "content": {"data": {"text/plain": "<b>42</b>"}}})
     assert transcript.markdown().endswith("**Answer**:\n\n\\<b>42\\</b>\n")
     assert inert(transcript.markdown())
+
+
+def test_a_progress_bar_is_one_line() -> None:
+    transcript = Transcript(variables=("report",))
+    transcript.feed({"msg_type": "stream", "content": {"name": "stdout", "text": "No API key found.\n"}})
+    for part in ("\rFetching:  10%", "\rFetching:  50%", "\rFetching: 100%\n"):
+        transcript.feed({"msg_type": "stream", "content": {"name": "stderr", "text": part}})
+    assert transcript.notices == ["No API key found.", "Fetching: 100%"]
+
+
+def test_the_extra_and_the_entry_point_name_the_persona() -> None:
+    from importlib import import_module
+
+    tomllib = pytest.importorskip("tomllib")
+
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]
+    target = project["entry-points"]["jupyter_ai.personas"]["rlm"]
+    module, _, name = target.partition(":")
+    pytest.importorskip("jupyter_ai_persona_manager")
+    from jupyter_ai_persona_manager import BasePersona
+
+    assert issubclass(getattr(import_module(module), name), BasePersona)
+    assert "rlm-kernel[eval,ray,browser,acp,jupyter-ai]" in project["optional-dependencies"]["test"]
+    assert any(
+        r.startswith("jupyter-ai-persona-manager") for r in project["optional-dependencies"]["jupyter-ai"]
+    )
