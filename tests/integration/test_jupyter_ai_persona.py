@@ -175,3 +175,16 @@ def test_an_answer_with_a_payload_reaches_the_chat_inert(
     [reply] = chat.replies()
     assert inert(reply), reply
     assert key not in reply and "A1b2C3d4" not in reply
+
+
+def test_on_the_rlm_python_kernel_the_chat_gets_the_answer(server: ScriptedServer, log_dir: Path) -> None:
+    """Notebook mode opens no runs-panel comm for a session's question: the answer is the one the
+    cell shows, and the magics' notices."""
+    server.responder = Script(root=[repl("n = len(context)\nprint(n)"), repl("FINAL(n)")])
+    with KernelSession("rlm-python", scripted_env(server, log_dir)) as session:
+        assert session.execute("report = 'x' * 42")["status"] == "ok"
+        chat = Chat(session)
+        asyncio.run(chat.say("@RLM how long is it? @report"))
+    [reply] = chat.replies()
+    assert reply.startswith("RLM over `report`") and reply.endswith("**Answer**:\n\n42\n"), reply
+    assert "Step 1" not in reply  # the steps are told to the notebook only

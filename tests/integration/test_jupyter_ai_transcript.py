@@ -4,6 +4,7 @@ renders inert in two Markdown parsers with raw HTML on, and no key survives."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -213,3 +214,38 @@ def test_the_extra_and_the_entry_point_name_the_persona() -> None:
     assert any(
         r.startswith("jupyter-ai-persona-manager") for r in project["optional-dependencies"]["jupyter-ai"]
     )
+
+
+class _Sessions:
+    def __init__(self, paths: list[str]) -> None:
+        self.paths = paths
+
+    async def list_sessions(self) -> list[dict[str, Any]]:
+        return [{"path": p, "kernel": {"id": f"k-{p}"}} for p in self.paths]
+
+
+class _Kernels:
+    def get_kernel(self, kernel_id: str) -> Any:
+        return type("Manager", (), {"client": lambda self: kernel_id})()
+
+    async def interrupt_kernel(self, kernel_id: str) -> None:
+        return None
+
+
+@pytest.mark.parametrize(
+    ("open_paths", "attached", "chosen"),
+    [
+        (["a.ipynb", "report.ipynb"], ["a.ipynb"], "k-a.ipynb"),  # attached
+        (["a.ipynb", "report.ipynb"], [], "k-report.ipynb"),  # beside the chat, same name
+        (["a.ipynb", "notes.txt"], [], "k-a.ipynb"),  # the only notebook
+        (["a.ipynb", "b.ipynb"], [], "Several notebooks are open"),
+        ([], [], "No notebook has a running kernel"),
+    ],
+)
+def test_the_chats_notebook(open_paths: list[str], attached: list[str], chosen: str) -> None:
+    pytest.importorskip("jupyter_ai_persona_manager")
+    from rlm_kernel.jupyter_ai.persona import find_notebook_kernel
+
+    server = type("Server", (), {"session_manager": _Sessions(open_paths), "kernel_manager": _Kernels()})()
+    found = asyncio.run(find_notebook_kernel(server, "report.chat", attached))
+    assert (found if isinstance(found, str) else found.client).startswith(chosen)
