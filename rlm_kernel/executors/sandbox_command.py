@@ -71,6 +71,8 @@ def identity() -> int | None:
 
 
 def options(limits: Limits, uid: int | None) -> list[str]:
+    """bubblewrap's first options: its namespaces and identity, and the in-memory ``/tmp`` and
+    ``/dev/shm``, each no larger than the memory limit (the first process counts what they hold)."""
     size = str(limits.memory_mb << 20)
     opts = [
         shutil.which("bwrap") or "bwrap",
