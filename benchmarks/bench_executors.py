@@ -82,6 +82,7 @@ async def _park(session: Any) -> None:
 
 
 def overheads(quick: bool) -> tuple[dict[str, float], dict[str, list[float]]]:
+    from rlm_kernel.executors.bridge_session import Phase
     from rlm_kernel.executors.kernel import KernelExecutor, on_kernel_loop
     from rlm_kernel.executors.local import LocalExecutor
 
@@ -105,7 +106,7 @@ def overheads(quick: bool) -> tuple[dict[str, float], dict[str, list[float]]]:
         session = kernel.session
         for _ in range(5 if quick else 20):  # the serve cell has ended: the step starts it again
             on_kernel_loop(_park(session)).result(timeout=10)
-            if not wait_until(lambda: not session._serving, timeout=10):
+            if not wait_until(lambda: session.machine.phase is Phase.PARKED, timeout=10):
                 raise RuntimeError("the serve cell did not end")
             raw["kernel step after idle"] += step_times(kernel, "x = 1", 1)
     finally:
@@ -194,6 +195,7 @@ def waker_cpu(seconds: float = 10.0) -> float:
 def idle_cpu(seconds: float = 10.0) -> tuple[float, float]:
     """Percent of a core a kernel's sandbox (all its processes) uses while the kernel waits in its
     serve cell, and once that cell ended."""
+    from rlm_kernel.executors.bridge_session import Phase
     from rlm_kernel.executors.kernel import KernelExecutor, on_kernel_loop
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -215,7 +217,7 @@ def idle_cpu(seconds: float = 10.0) -> tuple[float, float]:
     try:
         waiting = share()
         on_kernel_loop(_park(session)).result(timeout=10)
-        if not wait_until(lambda: not session._serving, timeout=10):
+        if not wait_until(lambda: session.machine.phase is Phase.PARKED, timeout=10):
             raise RuntimeError("the serve cell did not end")
         parked = share()
     finally:
