@@ -150,23 +150,22 @@ def cold_starts(quick: bool) -> dict[str, list[float]]:
 
 
 def warm_pool(quick: bool) -> list[float]:
-    from rlm_kernel.executors.kernel import KernelPool, KernelSession
+    from rlm_kernel.executors.kernel import KernelSession, kernels_of
     from rlm_kernel.executors.localkernel import LocalKernel
+    from rlm_kernel.runtime import Runtime
 
-    pool = KernelPool(lambda: KernelSession(LocalKernel()), size=1)
-    pool.fill()
-    times = []
-    for _ in range(3 if quick else 6):
-        with pool._lock:
-            waiting = pool._warm[0]
-        waiting.result(timeout=120)  # the warm kernel is ready: a run arriving now gets it
-        start = time.perf_counter()
-        session = pool.acquire()
-        times.append(time.perf_counter() - start)
-        from rlm_kernel.executors.kernel import on_kernel_loop
-
-        on_kernel_loop(session.close()).result(timeout=30)
-    pool.close()
+    with Runtime() as runtime:  # its close ends the pool's kernels
+        pool = kernels_of(runtime).pool("bench", lambda: KernelSession(LocalKernel()), size=1)
+        pool.fill()
+        times = []
+        for _ in range(3 if quick else 6):
+            with pool._lock:
+                waiting = pool._warm[0]
+            waiting.result(timeout=120)  # the warm kernel is ready: a run arriving now gets it
+            start = time.perf_counter()
+            session = pool.acquire()
+            times.append(time.perf_counter() - start)
+            runtime.submit(session.close()).result(timeout=30)
     return times
 
 
