@@ -17,6 +17,7 @@ import json
 import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -237,47 +238,67 @@ class RunState:
             view.code, view.edited = code, True
 
     def apply(self, event: Event) -> None:
+        """Fold one event in: a child run's events reach only the handlers that take them
+        (sub-calls, tools, root replies, run starts); the rest count for the top run alone."""
         top = event.run_id == self.run_id
+        if isinstance(event, _ANY_RUN):
+            self._any_run(event, top)
+        elif top:
+            handler = _TOP_ONLY.get(type(event))
+            if handler is not None:
+                handler(self, event)
+
+    def _any_run(self, event: Event, top: bool) -> None:
         if isinstance(event, RunStarted):
             self._run_started(event)
-        elif isinstance(event, RootToken) and top:
-            self.streaming += event.text
-            self.streamed_tokens += 1
-        elif isinstance(event, RunWarning) and top:
-            self.warnings.append(event.text)
-        elif isinstance(event, AnswerDoubted) and top:
-            self.sent_back.append(f'"{event.content[:200]}": {event.reason}')
         elif isinstance(event, RootReply):
             self._root_reply(event, top)
-        elif isinstance(event, StepStarted) and top:
-            view = self.steps.setdefault(event.step, StepView(event.step))
-            view.code, view.author, view.replayed = event.code, event.author, event.replayed
-            if event.author == "root" and not event.replayed:
-                view.reply = self.last_reply
-                view.lm_s, self._reply_latency = self._reply_latency, None  # the reply's first step has it
-        elif isinstance(event, HumanEdit) and top:
-            view = self.steps.setdefault(event.step, StepView(event.step))
-            view.code, view.edited = event.executed, True
-        elif isinstance(event, StepFinished) and top:
-            view = self.steps.setdefault(event.step, StepView(event.step))
-            view.output, view.error, view.elapsed_s = event.output, event.error, event.elapsed_s
         elif isinstance(event, SubcallStarted):
             self._call_started(event, top)
         elif isinstance(event, SubcallFinished):
             self._call_finished(event)
         elif isinstance(event, ToolCalled):
             self._tool_called(event)
-        elif isinstance(event, AnswerSet) and top:
-            self.answer = event.content
-        elif isinstance(event, Voted) and top:
-            self.answer, self.vote = event.answer, vote_line(event)
-        elif isinstance(event, RunEnded) and top:
-            self.ended, self.error, self.elapsed = True, event.error, event.elapsed_s
-            self.answer, self.stop, self.streaming = event.response, event.stop, ""
-            for view in self.steps.values():
-                for row in view.calls.values():
-                    if row.status == "running":  # its event, if any, comes too late to change it
-                        row.status, row.cost = "cancelled", 0.0  # as the pool reports a cancelled call
+
+    def _root_token(self, event: RootToken) -> None:
+        self.streaming += event.text
+        self.streamed_tokens += 1
+
+    def _warning(self, event: RunWarning) -> None:
+        self.warnings.append(event.text)
+
+    def _answer_doubted(self, event: AnswerDoubted) -> None:
+        self.sent_back.append(f'"{event.content[:200]}": {event.reason}')
+
+    def _step_started(self, event: StepStarted) -> None:
+        view = self.steps.setdefault(event.step, StepView(event.step))
+        view.code, view.author, view.replayed = event.code, event.author, event.replayed
+        if event.author == "root" and not event.replayed:
+            view.reply = self.last_reply
+            view.lm_s, self._reply_latency = self._reply_latency, None  # the reply's first step has it
+
+    def _human_edit(self, event: HumanEdit) -> None:
+        # A view shows what ran: the executed code, not the proposal.
+        view = self.steps.setdefault(event.step, StepView(event.step))
+        view.code, view.edited = event.executed, True
+
+    def _step_finished(self, event: StepFinished) -> None:
+        view = self.steps.setdefault(event.step, StepView(event.step))
+        view.output, view.error, view.elapsed_s = event.output, event.error, event.elapsed_s
+
+    def _answer_set(self, event: AnswerSet) -> None:
+        self.answer = event.content
+
+    def _voted(self, event: Voted) -> None:
+        self.answer, self.vote = event.answer, vote_line(event)
+
+    def _run_ended(self, event: RunEnded) -> None:
+        self.ended, self.error, self.elapsed = True, event.error, event.elapsed_s
+        self.answer, self.stop, self.streaming = event.response, event.stop, ""
+        for view in self.steps.values():
+            for row in view.calls.values():
+                if row.status == "running":  # its event, if any, comes too late to change it
+                    row.status, row.cost = "cancelled", 0.0  # as the pool reports a cancelled call
 
     def _run_started(self, event: RunStarted) -> None:
         if self.run_id is None:
@@ -395,6 +416,22 @@ class RunState:
 
     def running_calls(self) -> int:
         return sum(row.status == "running" for view in self.steps.values() for row in view.calls.values())
+
+
+# Events a child run's share with its top run's view; every other kind counts for the top run only.
+_ANY_RUN = (RunStarted, RootReply, SubcallStarted, SubcallFinished, ToolCalled)
+
+_TOP_ONLY: dict[type, Callable[[RunState, Any], None]] = {
+    RootToken: RunState._root_token,
+    RunWarning: RunState._warning,
+    AnswerDoubted: RunState._answer_doubted,
+    StepStarted: RunState._step_started,
+    HumanEdit: RunState._human_edit,
+    StepFinished: RunState._step_finished,
+    AnswerSet: RunState._answer_set,
+    Voted: RunState._voted,
+    RunEnded: RunState._run_ended,
+}
 
 
 # -- the one-line texts: ``format.ts`` writes the same ----------------------------------------------
