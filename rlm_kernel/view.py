@@ -337,7 +337,7 @@ class RunState:
                 f"{event.run_id}:turn{event.turn}",
                 event.model,
                 event.depth,
-                "(child root turn)",
+                "",  # a child root turn's prompt is in no event
                 kind="root",
                 status="done",
                 input_tokens=event.input_tokens,

@@ -612,7 +612,10 @@ export class RunLog {
         break;
       case 'human_edit':
         if (!child) {
-          this.step(run, event.step).author = 'human-edited';
+          // A view shows what ran: the executed code, not the proposal.
+          const step = this.step(run, event.step);
+          step.author = 'human-edited';
+          step.code = event.executed;
         }
         break;
       case 'warning':
