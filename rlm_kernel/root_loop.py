@@ -10,7 +10,6 @@ sub-model's text), an ``Execute`` (send back a :class:`Ran`, or :class:`Regenera
 
 from __future__ import annotations
 
-import concurrent.futures
 import functools
 import logging
 import time
@@ -229,6 +228,5 @@ class Loop:
         so the root's next step ends the run only when it sets the answer again."""
         try:
             self.parts.executor.execute(REOPEN, step=0)
-        except (RLMError, OSError, RuntimeError, concurrent.futures.CancelledError):
-            # Then the next step ends the run, as it would have without the check.
+        except Exception:
             log.warning("rlm_kernel: clearing the answer after it was sent back failed", exc_info=True)

@@ -8,10 +8,11 @@ namespace; a unit test holds the three to the declaration.
 
 A sub-call that failed does not raise in the code: it returns a :class:`SubcallError`, a ``str``
 whose text is what the code has always read (``[llm_query error] why``), with the fields host code
-and tests read instead of that text. A kernel gets the text over the bridge and makes it one again
-(:func:`errors_out`, :func:`errors_in`).
+and tests read instead of that text. In a kernel's code it is the same: its fields cross the bridge
+beside the text (:func:`errors_out`, :func:`errors_in`).
 
-This module imports only the standard library and :mod:`rlm_kernel.errors`: the kernel imports it.
+This module imports only the standard library and :mod:`rlm_kernel.errors`, so that it stays cheap
+to import in a kernel.
 """
 
 from __future__ import annotations
@@ -44,7 +45,6 @@ ERROR_PREFIX = "[llm_query error]"
 # an empty reply, any other failure of the call, a child run's failure; "unknown" for one a kernel
 # knows only by its text.
 Kind = Literal["too_large", "budget", "provider", "empty_reply", "failed", "child", "unknown"]
-_FUNCTIONS = ("llm_query", "rlm_query")  # the families whose name an error's text gives
 
 
 class SubcallAPI(Protocol):
@@ -132,15 +132,6 @@ class SubcallError(str):
         """A child run (``rlm_query``) that ended on ``exc``."""
         return cls("rlm_query", "child", str(exc), call_id)
 
-    @classmethod
-    def from_text(cls, text: str) -> SubcallError | None:
-        """The error whose text ``text`` is, where only the text crossed (its kind is unknown)."""
-        for fn in _FUNCTIONS:
-            prefix = f"[{fn} error] "
-            if text.startswith(prefix):
-                return cls(fn, "unknown", text[len(prefix) :])
-        return None
-
     def fields(self) -> dict[str, Any]:
         """What it is made from: it crosses a kernel's bridge as these."""
         return {"fn": self.fn, "kind": self.kind, "message": self.message, "call_id": self.call_id}
@@ -175,12 +166,9 @@ def errors_out(value: Any) -> list[dict[str, Any]] | None:
 
 def errors_in(value: Any, errors: list[dict[str, Any]] | None = None) -> Any:
     """In the kernel: a call's value with its errors made :class:`SubcallError` again, from the
-    fields the host sent (:func:`errors_out`) or, where it sent none, from their text."""
+    fields the host sent (:func:`errors_out`); a value that came with none is as it came (a tool's
+    string that looks like an error stays a string)."""
     if errors is None:
-        if isinstance(value, str):
-            return SubcallError.from_text(value) or value
-        if isinstance(value, list):
-            return [SubcallError.from_text(v) or v if isinstance(v, str) else v for v in value]
         return value
     for error in errors:
         fields = {k: v for k, v in error.items() if k != "index"}

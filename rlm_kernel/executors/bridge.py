@@ -335,6 +335,9 @@ class Value:
     # the code may catch and split; a ValueError or TypeError of a bad argument, such as images for a
     # model that takes none); any other is a RuntimeError of ``error``.
     raised: dict[str, Any] | None = None
+    # The failed sub-calls in ``value``, each by its fields and its index in a batch (None: the value is
+    # the error): the kernel gives them to the code as SubcallError, as the local executor does.
+    subcall_errors: list[dict[str, Any]] | None = None
     op: Literal["value"] = "value"
 
 

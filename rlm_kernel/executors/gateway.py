@@ -22,6 +22,7 @@ the run's names and is not serving the step, which would otherwise wait for its 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 from collections.abc import Callable
@@ -95,16 +96,19 @@ class GatewayKernel:
         kernel = await self._http("POST", "/api/kernels", {"name": self.kernel_name})
         self.kernel_id = kernel["id"]
         ws_url = "ws" + self.url[len("http") :] + f"/api/kernels/{self.kernel_id}/channels"
-        try:
-            self._ws = await websocket_connect(
-                HTTPRequest(
-                    ws_url, headers=self._headers, connect_timeout=TIMEOUT_S, request_timeout=TIMEOUT_S
-                ),
-                max_message_size=MAX_MESSAGE,
-            )
-        except (HTTPClientError, WebSocketError, OSError) as exc:  # refused, closed, timed out, TLS
-            await self.shutdown()
-            raise KernelError(f"the gateway's kernel websocket did not open: {exc}") from None
+        async with contextlib.AsyncExitStack() as undo:  # a kernel whose websocket did not open is shut down
+            undo.push_async_callback(self.shutdown)
+            try:
+                self._ws = await websocket_connect(
+                    HTTPRequest(
+                        ws_url, headers=self._headers, connect_timeout=TIMEOUT_S, request_timeout=TIMEOUT_S
+                    ),
+                    max_message_size=MAX_MESSAGE,
+                )
+            # refused, closed, timed out, TLS
+            except (HTTPClientError, WebSocketError, OSError, asyncio.TimeoutError) as exc:
+                raise KernelError(f"the gateway's kernel websocket did not open: {exc}") from None
+            undo.pop_all()
         self._reader = asyncio.ensure_future(self._read(on_message))
 
     async def _read(self, on_message: Callable[[dict[str, Any]], None]) -> None:

@@ -42,6 +42,7 @@ from ..helpers import Helpers
 from ..protocol import FinalDirective
 from ..repl import truncate
 from ..runtime import Runtime, StopSignal, default_runtime
+from ..subcall_api import errors_out
 from . import bridge, sandbox, transfer
 from .base import ExecResult, RemoteContext, StepOutcome
 from .errors import KernelError, KernelStuck, NotSandboxed
@@ -380,23 +381,19 @@ class KernelExecutor:
         # images= only where the code sent some: a run's sub-calls may be any object of the protocol
         if isinstance(call, bridge.LlmQuery):
             with_images = {} if call.images is None else {"images": bridge.images_in(call.images)}
-            return self._counted(1) or bridge.Value(
-                subcalls.llm_query(call.prompt, call.model, **with_images)
-            )
+            return self._counted(1) or _answer(subcalls.llm_query(call.prompt, call.model, **with_images))
         if isinstance(call, bridge.LlmQueryBatched):
             per_prompt = call.images
             with_images = {} if per_prompt is None else {"images": [bridge.images_in(i) for i in per_prompt]}
-            return self._counted(len(call.prompts)) or bridge.Value(
+            return self._counted(len(call.prompts)) or _answer(
                 subcalls.llm_query_batched(call.prompts, call.model, **with_images)
             )
         if isinstance(call, bridge.AskBatched):
-            return self._counted(len(call.conversations)) or bridge.Value(
+            return self._counted(len(call.conversations)) or _answer(
                 subcalls.ask_batched(call.conversations, call.max_tokens)
             )
         contexts = None if call.contexts is None else [RemoteContext(c.ref, c.meta) for c in call.contexts]
-        return self._counted(len(call.prompts)) or bridge.Value(
-            subcalls.rlm_query_batched(call.prompts, contexts)
-        )
+        return self._counted(len(call.prompts)) or _answer(subcalls.rlm_query_batched(call.prompts, contexts))
 
     def _parts_of(self, ref: str) -> list[bytes]:
         for executor in (self, *self._children):
@@ -429,3 +426,8 @@ def _declared(name: str, fn: Callable[..., Any]) -> dict[str, str]:
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
+
+
+def _answer(value: Any) -> bridge.Value:
+    """A sub-call's value, with its failed calls' fields beside it (SubcallError crosses as a str)."""
+    return bridge.Value(value, subcall_errors=errors_out(value))

@@ -84,6 +84,10 @@ def protect_host() -> None:
         ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
 
 
+# What a kernel that does not start raises, besides ZeroMQ's own error: turned into a KernelError.
+_START_ERRORS = (OSError, RuntimeError, ValueError, LookupError, ImportError, asyncio.TimeoutError)
+
+
 class LocalKernel:
     """A kernel on this machine, started by jupyter_client in a sandbox (or, with ``isolation="none"``,
     as this user with an allowlisted environment and no capabilities). Its folder, which only this
@@ -187,7 +191,7 @@ class LocalKernel:
             undo.push_async_callback(self.shutdown)
             try:
                 await self._launch(launch)
-            except (OSError, RuntimeError, ValueError, LookupError, ImportError, _zmq_error()) as exc:
+            except (*_START_ERRORS, _zmq_error()) as exc:
                 raise KernelError(f"the {self.kernel_name!r} kernel did not start: {exc}") from exc
             undo.pop_all()
         for name in ("shell", "iopub", "stdin"):

@@ -101,12 +101,12 @@ def test_an_error_survives_a_copy_a_pickle_and_the_bridge() -> None:
     assert errors_out("fine") is None and errors_out(["a"]) is None
 
 
-def test_a_kernel_whose_host_sends_only_the_text_knows_the_error_by_it() -> None:
-    back = errors_in(["fine", "[llm_query error] ValueError: no", "[rlm_query error] gone", 3])
-    assert back == ["fine", "[llm_query error] ValueError: no", "[rlm_query error] gone", 3]
-    assert [type(v).__name__ for v in back] == ["str", "SubcallError", "SubcallError", "int"]
-    assert (back[1].fn, back[1].kind, back[1].message) == ("llm_query", "unknown", "ValueError: no")
-    assert back[2].fn == "rlm_query" and type(errors_in("[llm_query error]x")) is str
+def test_a_value_sent_with_no_error_fields_is_as_it_came() -> None:
+    """A tool's string that looks like a failed sub-call is not taken for one: only fields say so."""
+    sent = ["fine", "[llm_query error] ValueError: no", 3]
+    back = errors_in(sent)
+    assert back == sent and [type(v).__name__ for v in back] == ["str", "str", "int"]
+    assert type(errors_in("[llm_query error] x")) is str
 
 
 def test_show_vars_names_a_failed_reply_a_str() -> None:
