@@ -83,6 +83,15 @@ class ExecutorSettings(Mapping[str, Any]):
         changed = (f.name for f in _FIELDS if getattr(self, f.name) != f.default)
         object.__setattr__(self, "_given", tuple(dict.fromkeys((*self._given, *changed))))
 
+    def __eq__(self, other: object) -> bool:
+        """Settings of the same values are equal; a mapping is equal to the settings that were given,
+        as it was to the dict they stand for."""
+        if isinstance(other, ExecutorSettings):
+            return all(getattr(self, f.name) == getattr(other, f.name) for f in _FIELDS)
+        if isinstance(other, Mapping):
+            return dict(self) == dict(other)
+        return NotImplemented
+
     @classmethod
     def of(cls, given: Mapping[str, Any], executor: str) -> ExecutorSettings:
         """``given`` (``executor_kwargs``: a dict, or settings already made) as the settings of
