@@ -111,7 +111,8 @@ class Verify:
 @dataclass(frozen=True)
 class Compact:
     """Summarise the root's older turns (``compaction``): a call on the root's model, recorded as a
-    sub-call of the run. The reply, or ``subcalls.ERROR_PREFIX`` and why it failed, goes back."""
+    sub-call of the run. The reply, or the :class:`~rlm_kernel.subcall_api.SubcallError` of its
+    failure, goes back."""
 
     prompt: str
     max_tokens: int = compaction.SUMMARY_TOKENS

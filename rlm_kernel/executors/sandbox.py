@@ -41,6 +41,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from . import seccomp
 from .leftovers import PREFIX, private_folder, remove, sweep
 from .sandbox_command import (
     ALLOWED,
@@ -112,8 +113,6 @@ def problem() -> str | None:
             "executor='kernel' sandboxes its kernel with bubblewrap, which is not installed: "
             f"apt install bubblewrap (or dnf install bubblewrap), {NONE_HINT}."
         )
-    from . import seccomp
-
     if (why := seccomp.available()) is not None:
         return f"{why}; {NONE_HINT}."
     filter_ = seccomp.open_program()

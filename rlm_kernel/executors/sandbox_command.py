@@ -118,11 +118,11 @@ def command(
 ) -> list[str]:
     """The command that runs ``kernel`` (a Python kernel's argv, reading ``CONNECTION_FILE``) in a
     sandbox, as ``uid`` (:func:`identity`). ``connection_file`` is the kernel's (see
-    :func:`inside`), readable by that uid; ``read_only`` are host folders it may read, at the same
-    place; ``env`` is its whole environment. ``alive`` is the reading end of a pipe, passed to the
-    command, whose writing end the host holds: the sandbox ends when it closes. ``info``, a pipe's
-    writing end, gets the sandbox's first process's pid (:func:`first_pid`); ``seccomp``, a file
-    holding the filter (:mod:`.seccomp`)."""
+    :func:`~.sandbox_sockets.inside`), readable by that uid; ``read_only`` are host folders it may
+    read, at the same place; ``env`` is its whole environment. ``alive`` is the reading end of a
+    pipe, passed to the command, whose writing end the host holds: the sandbox ends when it closes.
+    ``info``, a pipe's writing end, gets the sandbox's first process's pid
+    (:func:`~.sandbox_sockets.first_pid`); ``seccomp``, a file holding the filter (:mod:`.seccomp`)."""
     python = kernel[0]
     # A system Python's folders are in /usr, which the sandbox has already.
     mounts = [p for p in (*python_paths(python), *read_only) if p != "/usr" and not p.startswith("/usr/")]
