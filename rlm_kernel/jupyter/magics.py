@@ -85,8 +85,10 @@ class RLMMagics(Magics):
         found = self.settings(opts)
         s = {x.name: x.value for x in found}
         run = {name: None if s[name] == "" else s[name] for name in RUN_SETTINGS}
-        if run["executor"] == "local":
-            run["executor_kwargs"] = {}
+        if run["executor"] == "local":  # %config's executor settings wait for a kernel run; an option errs
+            run["executor_kwargs"] = {
+                x.name: x.value for x in found if x.name in takes("kernel") and x.source == "magic option"
+            }
         else:  # the executor's settings given one by one, over those of executor_kwargs
             taken = takes(run["executor"])
             chosen = {x.name: x.value for x in found if x.name in taken and x.source != "default"}

@@ -236,6 +236,9 @@ def test_each_executor_setting_is_an_option_and_a_trait(shell: InteractiveShell)
     assert (settings.memory_mb, settings.cpu_s, settings.file_mb) == (400, 7, 50)
     rlm, _ = magics.make_rlm(parse_line("--executor kernel --memory-mb 500 what?")[0])
     assert rlm.config.executor_kwargs.memory_mb == 500
+    assert magics.make_rlm(parse_line("--executor local what?")[0])[0].config.executor == "local"
+    with pytest.raises(UsageError, match="local takes none"):  # an option the local executor cannot take
+        magics.make_rlm(parse_line("--executor local --memory-mb 500 what?")[0])
 
 
 def test_a_second_run_does_not_take_the_first_runs_answer_for_the_users(
