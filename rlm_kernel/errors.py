@@ -23,6 +23,8 @@ observation and the root reads them as text.
 
 from __future__ import annotations
 
+from .events import StopReason
+
 __all__ = [
     "RLMError",
     "ConfigError",
@@ -55,7 +57,7 @@ class RLMError(Exception):
     ``stop`` is why a run that ends on this error stopped, for front ends to read instead of the
     message: ``"error"``, ``"budget"``, ``"user"`` (Stop, ``cancel()``) or ``"interrupt"``."""
 
-    stop: str = "error"
+    stop: StopReason = "error"
     partial_answer: str | None = None  # an error that ended a run, raised from its result: what it had
 
 
@@ -101,7 +103,7 @@ class BudgetExceeded(RLMError):
 class RunCancelled(RLMError):
     """The run was stopped on request; the partial result is kept."""
 
-    def __init__(self, reason: str = "stopped by the user", *, stop: str = "user") -> None:
+    def __init__(self, reason: str = "stopped by the user", *, stop: StopReason = "user") -> None:
         self.reason = reason
         self.stop = stop
         super().__init__(f"Run cancelled: {reason}.")

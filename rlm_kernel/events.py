@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 __all__ = [
+    "StopReason",
     "Event",
     "RunStarted",
     "RootRequest",
@@ -38,6 +39,9 @@ __all__ = [
     "EventBus",
     "event_from_dict",
 ]
+
+# Why a run ended (``RunEnded.stop``), the one list front ends read instead of an error's text.
+StopReason = Literal["answer", "max_iterations", "empty", "user", "interrupt", "budget", "error"]
 
 log = logging.getLogger("rlm_kernel")
 
@@ -288,7 +292,7 @@ class RunEnded(Event):
     iterations: int
     elapsed_s: float
     # Why it ended, for front ends to read instead of the error's text.
-    stop: Literal["answer", "max_iterations", "empty", "user", "interrupt", "budget", "error"] = "answer"
+    stop: StopReason = "answer"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -55,7 +55,7 @@ PROTOCOL_VERSION = 3
 COMM_TARGET = "rlm_kernel"
 
 Mode = Literal["auto", "confirm-risky", "step"]  # the permission ladder, most autonomous first
-StopReason = Literal["answer", "max_iterations", "empty", "user", "interrupt", "budget", "error"]
+StopReason = ev.StopReason  # declared beside RunEnded, the event that carries it
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -414,6 +414,11 @@ def _message_name(cls: type) -> str:
     return cls.__name__ if cls.__name__.endswith("Msg") else f"{cls.__name__}Msg"
 
 
+def _ts_tuple(literal: Any) -> str:
+    """A ``Literal``'s values as a TypeScript array, in their declared order."""
+    return "[" + ", ".join(f"'{v}'" for v in typing.get_args(literal)) + "]"
+
+
 def typescript() -> str:
     """``labextension/src/schema.ts``: the protocol's types and field tables, for the extension."""
     out = [
@@ -427,6 +432,14 @@ def typescript() -> str:
         "",
         f"export const PROTOCOL_VERSION = {PROTOCOL_VERSION};",
         f"export const COMM_TARGET = '{COMM_TARGET}';",
+        "",
+        "/** The permission ladder, most autonomous first (a run's mode). */",
+        f"export const MODES = {_ts_tuple(Mode)} as const;",
+        "export type Mode = (typeof MODES)[number];",
+        "",
+        "/** Why a run ended (RunEnded.stop): read this, never the error's text. */",
+        f"export const STOP_REASONS = {_ts_tuple(StopReason)} as const;",
+        "export type StopReason = (typeof STOP_REASONS)[number];",
         "",
         "/** A field on the wire: its JSON types, the values a literal may take, and its default",
         " * (a field with a default may be missing, from an older peer). */",

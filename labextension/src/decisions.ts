@@ -5,6 +5,7 @@
 
 import {
   KERNEL_NAME,
+  MODES,
   isProposedMeta,
   type AnswerCellMeta,
   type HumanCellMeta,
@@ -142,8 +143,7 @@ export const MODE_TEXT: Record<Mode, string> = {
 
 /** The permission ladder's next rung, for the toolbar's Mode button: auto, confirm-risky, step. */
 export function nextMode(mode: Mode): Mode {
-  const ladder: Mode[] = ['auto', 'confirm-risky', 'step'];
-  return ladder[(ladder.indexOf(mode) + 1) % ladder.length];
+  return MODES[(MODES.indexOf(mode) + 1) % MODES.length];
 }
 
 /** A step's metadata once the human edited it before running: `proposed` keeps the root's code. */

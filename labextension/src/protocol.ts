@@ -10,10 +10,12 @@ import {
   EVENT_BASE,
   EVENT_FIELDS,
   KERNEL_FIELDS,
+  MODES,
   PROTOCOL_VERSION,
   type EventKind,
   type FieldSpec,
   type KernelMsg,
+  type Mode,
   type RLMEvent
 } from './schema';
 
@@ -24,7 +26,6 @@ export const KERNEL_NAME = 'rlm-python';
 /** Output metadata key under which a finished run keeps its events (rlm_kernel/trajectory.py). */
 export const TRAJECTORY_KEY = 'rlm_kernel';
 
-export type Mode = 'auto' | 'confirm-risky' | 'step';
 export type Author = 'root' | 'human';
 
 export interface OpenData {
@@ -195,10 +196,8 @@ export function savedEvents(outputMetadata: unknown): RLMEvent[] {
   return kept.events.filter(isEvent).map(withDefaults);
 }
 
-const MODES: readonly unknown[] = ['auto', 'confirm-risky', 'step'];
-
 /** The mode a saved run ended in (notebook mode keeps it beside the events), or null. */
 export function savedMode(outputMetadata: unknown): Mode | null {
   const mode = savedRun(outputMetadata)?.mode;
-  return MODES.includes(mode) ? (mode as Mode) : null;
+  return (MODES as readonly unknown[]).includes(mode) ? (mode as Mode) : null;
 }

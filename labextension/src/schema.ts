@@ -9,6 +9,14 @@
 export const PROTOCOL_VERSION = 3;
 export const COMM_TARGET = 'rlm_kernel';
 
+/** The permission ladder, most autonomous first (a run's mode). */
+export const MODES = ['auto', 'confirm-risky', 'step'] as const;
+export type Mode = (typeof MODES)[number];
+
+/** Why a run ended (RunEnded.stop): read this, never the error's text. */
+export const STOP_REASONS = ['answer', 'max_iterations', 'empty', 'user', 'interrupt', 'budget', 'error'] as const;
+export type StopReason = (typeof STOP_REASONS)[number];
+
 /** A field on the wire: its JSON types, the values a literal may take, and its default
  * (a field with a default may be missing, from an older peer). */
 export interface FieldSpec {
