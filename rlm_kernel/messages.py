@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from . import events as ev
+from .trajectory import SAVED_RUN_KEY, SAVED_RUN_VERSION
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -432,6 +433,10 @@ def typescript() -> str:
         "",
         f"export const PROTOCOL_VERSION = {PROTOCOL_VERSION};",
         f"export const COMM_TARGET = '{COMM_TARGET}';",
+        "",
+        "/** A finished run kept in its cell's output metadata: the key, and the record's version. */",
+        f"export const SAVED_RUN_KEY = '{SAVED_RUN_KEY}';",
+        f"export const SAVED_RUN_VERSION = {SAVED_RUN_VERSION};",
         "",
         "/** The permission ladder, most autonomous first (a run's mode). */",
         f"export const MODES = {_ts_tuple(Mode)} as const;",

@@ -33,11 +33,18 @@ __all__ = [
     "notebook_metadata",
     "from_notebook",
     "NOTEBOOK_KEY",
+    "SAVED_RUN_KEY",
+    "SAVED_RUN_VERSION",
+    "saved_run_problem",
     "strict_json",
     "finite",
 ]
 
-NOTEBOOK_KEY = "rlm_kernel"  # output metadata key under which a run's events are kept in a notebook
+# A finished run kept in its cell's output metadata (``trajectory.notebook_metadata``): the key, and
+# the record's version. A reader reads its own version and older ones alike; a newer one it refuses.
+SAVED_RUN_KEY = "rlm_kernel"
+SAVED_RUN_VERSION = 1
+NOTEBOOK_KEY = SAVED_RUN_KEY  # output metadata key under which a run's events are kept in a notebook
 
 
 def default_log_dir() -> Path:
@@ -168,10 +175,20 @@ def load(path: str | os.PathLike[str]) -> list[Event]:
     return list(iter_events(path))
 
 
+def saved_run_problem(version: Any) -> str | None:
+    """One line when a saved run's record is newer than this reader, else None (older: read as is)."""
+    if isinstance(version, int) and version > SAVED_RUN_VERSION:
+        return (
+            f"This run was saved by a newer rlm-kernel (record version {version}; this one reads "
+            f"up to {SAVED_RUN_VERSION}): upgrade rlm-kernel to read it."
+        )
+    return None
+
+
 def notebook_metadata(events: list[Event]) -> dict[str, Any]:
     """Output metadata that keeps a run's trajectory inside the notebook itself."""
     kept = [finite(e.to_dict()) for e in events if not isinstance(e, RootToken)]
-    return {NOTEBOOK_KEY: {"version": 1, "events": kept}}
+    return {NOTEBOOK_KEY: {"version": SAVED_RUN_VERSION, "events": kept}}
 
 
 def from_notebook(path: str | os.PathLike[str]) -> list[Event]:
@@ -185,6 +202,9 @@ def from_notebook(path: str | os.PathLike[str]) -> list[Event]:
     for cell in notebook.get("cells", []):
         for output in cell.get("outputs", []):
             kept = (output.get("metadata") or {}).get(NOTEBOOK_KEY)
-            if isinstance(kept, dict):
-                events.extend(event_from_dict(e) for e in kept.get("events", []))
+            if not isinstance(kept, dict):
+                continue
+            if (problem := saved_run_problem(kept.get("version"))) is not None:
+                raise TrajectoryError(f"{path}: {problem}")
+            events.extend(event_from_dict(e) for e in kept.get("events", []))
     return events

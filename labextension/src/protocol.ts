@@ -12,6 +12,8 @@ import {
   KERNEL_FIELDS,
   MODES,
   PROTOCOL_VERSION,
+  SAVED_RUN_KEY,
+  SAVED_RUN_VERSION,
   type EventKind,
   type FieldSpec,
   type KernelMsg,
@@ -24,7 +26,7 @@ export * from './schema';
 /** The kernelspec name of the RLM Python kernel. */
 export const KERNEL_NAME = 'rlm-python';
 /** Output metadata key under which a finished run keeps its events (rlm_kernel/trajectory.py). */
-export const TRAJECTORY_KEY = 'rlm_kernel';
+export const TRAJECTORY_KEY = SAVED_RUN_KEY;
 
 export type Author = 'root' | 'human';
 
@@ -182,9 +184,20 @@ export function isProposedMeta(meta: RlmCellMeta | null): meta is StepCellMeta {
   return meta !== null && 'step' in meta && meta.author !== 'human';
 }
 
+/** A saved run's record, if this output has one this extension can read (its version or older). */
 function savedRun(outputMetadata: unknown): Json | null {
   const kept = isObject(outputMetadata) ? outputMetadata[TRAJECTORY_KEY] : null;
-  return isObject(kept) ? kept : null;
+  return isObject(kept) && savedRunProblem(outputMetadata) === null ? kept : null;
+}
+
+/** One line when the output keeps a run saved by a newer kernel than this extension reads, else null. */
+export function savedRunProblem(outputMetadata: unknown): string | null {
+  const kept = isObject(outputMetadata) ? outputMetadata[TRAJECTORY_KEY] : null;
+  const version = isObject(kept) ? kept.version : null;
+  return typeof version === 'number' && version > SAVED_RUN_VERSION
+    ? `This run was saved by a newer rlm-kernel (record version ${version}; this one reads ` +
+        `up to ${SAVED_RUN_VERSION}): upgrade rlm-kernel to read it.`
+    : null;
 }
 
 /** The events a finished run kept in its `%%rlm` cell's output metadata, if this output has them. */

@@ -9,6 +9,10 @@
 export const PROTOCOL_VERSION = 3;
 export const COMM_TARGET = 'rlm_kernel';
 
+/** A finished run kept in its cell's output metadata: the key, and the record's version. */
+export const SAVED_RUN_KEY = 'rlm_kernel';
+export const SAVED_RUN_VERSION = 1;
+
 /** The permission ladder, most autonomous first (a run's mode). */
 export const MODES = ['auto', 'confirm-risky', 'step'] as const;
 export type Mode = (typeof MODES)[number];

@@ -10,7 +10,16 @@ import pytest
 
 from rlm_kernel.errors import RLMError
 from rlm_kernel.events import Hint
-from rlm_kernel.trajectory import TrajectoryError, TrajectoryWriter, iter_events, load
+from rlm_kernel.trajectory import (
+    SAVED_RUN_KEY,
+    SAVED_RUN_VERSION,
+    TrajectoryError,
+    TrajectoryWriter,
+    from_notebook,
+    iter_events,
+    load,
+    saved_run_problem,
+)
 
 
 def _written(path: Path, texts: list[str]) -> list[str]:
@@ -97,3 +106,28 @@ def test_a_whole_line_that_is_not_an_event_raises_even_last(tmp_path: Path, line
 def test_the_writer_output_is_one_json_object_a_line(tmp_path: Path) -> None:
     lines = _written(tmp_path / "run.jsonl", ["a\nb"])
     assert len(lines) == 1 and json.loads(lines[0])["text"] == "a\nb"
+
+
+def _notebook_with(tmp_path: Path, kept: dict[str, object]) -> Path:
+    cell = {"cell_type": "code", "source": "%%rlm\nq", "outputs": [{"metadata": {SAVED_RUN_KEY: kept}}]}
+    path = tmp_path / "saved.ipynb"
+    path.write_text(json.dumps({"cells": [cell]}))
+    return path
+
+
+def test_a_saved_run_of_this_version_or_older_is_read_as_it_is(tmp_path: Path) -> None:
+    event = Hint(run_id="r1", parent_id=None, depth=0, text="x").to_dict()
+    for version in (None, 0, SAVED_RUN_VERSION):
+        assert [
+            e.to_dict()
+            for e in from_notebook(_notebook_with(tmp_path, {"version": version, "events": [event]}))
+        ] == [event]
+
+
+def test_a_saved_run_from_a_newer_version_is_refused_in_one_line(tmp_path: Path) -> None:
+    path = _notebook_with(tmp_path, {"version": SAVED_RUN_VERSION + 1, "events": []})
+    with pytest.raises(TrajectoryError) as info:
+        from_notebook(path)
+    assert "\n" not in str(info.value)
+    assert "upgrade rlm-kernel" in str(info.value)
+    assert saved_run_problem(SAVED_RUN_VERSION) is None

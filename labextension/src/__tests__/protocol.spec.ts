@@ -5,8 +5,10 @@ import {
   openData,
   parseKernelMsg,
   readCellMeta,
+  SAVED_RUN_VERSION,
   savedEvents,
   savedMode,
+  savedRunProblem,
   versionProblem
 } from '../protocol';
 import recorded from './fixtures/kernel_run.json';
@@ -102,6 +104,16 @@ describe('cell metadata and saved trajectories', () => {
     expect(savedEvents({ other: 1 })).toEqual([]);
     expect(savedEvents(undefined)).toEqual([]);
     expect(isEvent(events[0])).toBe(true);
+  });
+
+  it('reads a saved run of its version or older, and names a newer one in one line', () => {
+    const events = [{ kind: 'hint', run_id: 'r', parent_id: null, depth: 0, ts: 0, text: 'x' }];
+    expect(savedEvents({ rlm_kernel: { events } })).toEqual(events);
+    expect(savedRunProblem({ rlm_kernel: { version: SAVED_RUN_VERSION, events } })).toBeNull();
+    const newer = { rlm_kernel: { version: SAVED_RUN_VERSION + 1, events, mode: 'step' } };
+    expect(savedEvents(newer)).toEqual([]);
+    expect(savedMode(newer)).toBeNull();
+    expect(savedRunProblem(newer)).toMatch(/^This run was saved by a newer rlm-kernel .*upgrade rlm-kernel to read it\.$/);
   });
 
   it('opens with the front end and version the kernel expects', () => {
