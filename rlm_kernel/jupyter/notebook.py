@@ -150,6 +150,10 @@ class NotebookMode:
             return
         if message is None or run is None or getattr(message, "run_id", None) not in (None, run.run_id):
             return
+        self._to_run(run, message)
+
+    def _to_run(self, run: NotebookRun, message: Message) -> None:
+        """A message for the active run, carried out by the run."""
         if isinstance(message, CellInserted):
             run.cell_inserted(message.step, message.cell_id)
         elif isinstance(message, SetMode):
@@ -313,7 +317,7 @@ class NotebookRun:
         while isinstance(wait, Execute) and wait.replay:
             try:
                 outcome = self.parts.executor.execute(wait.code, step=wait.step)
-            except Exception as exc:  # the executor failed: the branch ends, recorded
+            except Exception as exc:  # noqa: BLE001 - any executor failure ends the branch, recorded
                 wait = self.loop.throw(RLMError(f"replaying step {wait.step} failed: {exc}"))
             else:
                 wait = self.loop.send(Ran(wait.code, outcome))
