@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from . import compaction, grounding
 from .errors import RLMError
+from .events import StopReason
 from .lm.base import Message
 from .protocol import FinalDirective
 
@@ -136,7 +137,7 @@ class Followup:
 class Finish:
     response: str | None
     error: str | None = None
-    stop: str = "answer"  # answer, max_iterations, empty, user, interrupt, budget, error
+    stop: StopReason = "answer"
     cause: RLMError | None = None  # the error that ended it, for a front end to raise
 
 
@@ -165,7 +166,7 @@ class CommittedAnswer:
     retry: bool  # whether it may still be sent back
     written: bool = True  # the root wrote it out (code computed it: not held to being printed)
     error: str | None = None
-    stop: str = "answer"
+    stop: StopReason = "answer"
     typed: str | None = None  # with an output_type: the value as JSON, which is what is kept
 
 

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from . import compaction, prompts
 from .config import RLMConfig
 from .errors import ErrorThresholdExceededError, RLMError
-from .events import Compacted, Event, RootRequest, RunEnded, RunWarning
+from .events import Compacted, Event, RootRequest, RunEnded, RunWarning, StopReason
 from .executors.base import ExecResult
 from .lm.base import Message
 from .loops import LoopGuard
@@ -206,7 +206,7 @@ class RunCore:
         self,
         response: str | None,
         error: str | None = None,
-        stop: str = "answer",
+        stop: StopReason = "answer",
         cause: RLMError | None = None,
     ) -> Finish:
         if self._hints:  # given after the root's last turn: said, not dropped without a word

@@ -1,7 +1,7 @@
 """Notebook mode as one table: where a run stands between the kernel's cells, and what each thing
 that can happen to it does.
 
-The root loop (:class:`~rlm_kernel.driver.Loop`) yields what it waits for: an LM's reply (ASK: the
+The root loop (:class:`~rlm_kernel.root_loop.Loop`) yields what it waits for: an LM's reply (ASK: the
 root's, the sub-model's verdict on an answer, or the root model's notes for a compaction) or a
 step's cell (STEP). Everything else comes from the kernel and the front end: the root replied, a
 cell was placed or ran, the human paused, resumed, stopped, hinted, asked for another proposal, or

@@ -9,7 +9,7 @@ from typing import Any
 
 from ipykernel.ipkernel import IPythonKernel
 
-from .. import __version__
+from ..version import __version__
 from .active import ActiveRun
 from .notebook import NotebookMode
 

@@ -4,9 +4,8 @@ The kernel talks to the JupyterLab extension over a comm (target ``rlm_kernel``,
 ``docs/protocol.md``), one per view of the notebook; it sends to the newest view still open.
 A ``%%rlm`` cell starts a :class:`NotebookRun` and returns at once; the root LM is asked on the
 sub-call pool's thread, and everything that touches the run happens on the kernel's own event
-loop. The kernel is idle between steps, so buttons, interrupts and other cells keep working.
-When a step's cell has run, its code (perhaps edited) and output go back to the run, and the
-next step is proposed.
+loop. The kernel is idle between steps, so buttons, interrupts and other cells keep working. When a
+step's cell has run, its code (perhaps edited) and output go back to the run: the next is proposed.
 """
 
 from __future__ import annotations
@@ -17,13 +16,13 @@ import threading
 import time
 from typing import Any
 
-from ..driver import Loop, Ran, Regenerate, Wait, call_lm
 from ..engine import LM_CALLS, AskRoot, Compact, Execute, Finish, Verify
 from ..errors import RLMError, RunCancelled
 from ..events import Event, RootToken
 from ..executors.base import ExecResult
 from ..executors.local import capture_output
 from ..lm.base import Completion
+from ..lm_calls import call_lm
 from ..messages import (
     COMM_TARGET,
     PROTOCOL_VERSION,
@@ -49,6 +48,7 @@ from ..messages import (
 )
 from ..repl import compact_traceback
 from ..risk import capped, risk_of
+from ..root_loop import Loop, Ran, Regenerate, Wait
 from ..trajectory import NOTEBOOK_KEY, notebook_metadata
 from ..view import RunState, rlm_command
 from . import safe
@@ -227,7 +227,7 @@ class NotebookMode:
 
 
 class NotebookRun:
-    """Drives one run's :class:`~rlm_kernel.driver.Loop` from notebook cells. Where it stands is a
+    """Drives one run's :class:`~rlm_kernel.root_loop.Loop` from notebook cells. Where it stands is a
     :class:`~rlm_kernel.jupyter.flow.Phase`; each thing that happens is an :class:`Input` of the flow
     table, and this class only carries out the table's effects. Every method runs on the kernel's
     event loop."""
