@@ -96,7 +96,7 @@ def _number(text: Any) -> str:
     return f"{value:,.0f}" if value == int(value) else f"{value:,}"
 
 
-def field(name: str, args: list[str], family: str, length: str) -> str:
+def field(name: str, args: list[str], family: str, length: str) -> str:  # noqa: C901 - a branch per field a table names
     if name in ("wall", "rollouts", "flagged", "right-flagged"):
         (sweep,) = args
         if name == "wall":

@@ -274,7 +274,9 @@ def test_unreachable_server_is_a_provider_error(kind: str) -> None:
         lm: OpenAILM | AnthropicLM = OpenAILM(MODEL, base_url=url + "/v1", max_retries=0)
     else:
         lm = AnthropicLM(MODEL, base_url=url, max_retries=0)
-    with pytest.raises(ProviderError, match=r"(?i)connect") as caught:  # each SDK version words it its own way
+    with pytest.raises(
+        ProviderError, match=r"(?i)connect"
+    ) as caught:  # each SDK version words it its own way
         complete(lm, ask("anyone?"))
     assert caught.value.status is None
 

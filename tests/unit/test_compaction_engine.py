@@ -144,7 +144,9 @@ def test_a_second_compaction_keeps_the_first_ones_notes():
     assert (
         "NOTE-ONE" in action.prompt and "turns 1 to 4, keeping what your earlier notes say" in action.prompt
     )
-    run.receive_summary(SubcallError("llm_query", "failed", "timed out"))  # failed: the code stands in, the first notes stay
+    run.receive_summary(
+        SubcallError("llm_query", "failed", "timed out")
+    )  # failed: the code stands in, the first notes stay
     first = run.messages[run._fixed - 1]["content"]
     assert "NOTE-ONE" in first and "d = 4" in first and "Variables from them: a, b, c, d" in first
     assert [e.last_turn for e in events if isinstance(e, Compacted)] == [2, 4]
