@@ -228,5 +228,5 @@ class Loop:
         so the root's next step ends the run only when it sets the answer again."""
         try:
             self.parts.executor.execute(REOPEN, step=0)
-        except Exception:
+        except Exception:  # best effort: the next step then ends the run, as without the check
             log.warning("rlm_kernel: clearing the answer after it was sent back failed", exc_info=True)

@@ -176,7 +176,7 @@ class NotebookMode:
         self.runs.claim(run)
         try:
             run.start()
-        except BaseException:
+        except BaseException:  # a run that did not start gives its claim back, and the error goes on
             self.ended(run)
             raise
         return run
