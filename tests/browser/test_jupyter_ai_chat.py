@@ -1,11 +1,13 @@
 """The RLM persona in Jupyter AI's chat, as a user meets it: a notebook on a stock kernel with a
 variable, a chat beside it, ``@RLM question @report`` typed into the chat's input, and the run's
-answer in the persona's message. The persona is installed as a local persona of the workspace
+answer in the persona's message. The persona comes through its entry point, as the package's install
+gives it; where the package is not installed with it, as a local persona of the workspace
 (``.jupyter/personas``), which Jupyter AI's persona manager loads as it loads entry points."""
 
 from __future__ import annotations
 
 import json
+from importlib.metadata import entry_points
 from typing import Any
 
 import pytest
@@ -32,9 +34,10 @@ def chat_texts(page: Any) -> list[str]:
 def ask(page: Any, lab: Lab, stem: str, message: str) -> None:
     """The notebook STEM.ipynb on a stock kernel with ``report`` defined, the chat STEM.chat
     beside it with the persona, and ``message`` typed into the chat's input and sent."""
-    personas = lab.root_dir / ".jupyter" / "personas"
-    personas.mkdir(parents=True, exist_ok=True)
-    (personas / "rlm_persona.py").write_text(PERSONA)
+    if not entry_points(group="jupyter_ai.personas", name="rlm"):  # else two personas would be RLM
+        personas = lab.root_dir / ".jupyter" / "personas"
+        personas.mkdir(parents=True, exist_ok=True)
+        (personas / "rlm_persona.py").write_text(PERSONA)
     code = "report = 'Acme: late. Birch: on time. Cobalt: late.'"
     name = write_notebook(lab, f"{stem}.ipynb", code, kernel=STOCK_PYTHON)
     (lab.root_dir / f"{stem}.chat").write_text(json.dumps({}))
@@ -80,7 +83,11 @@ def test_the_chats_stop_button_stops_the_run(page: Any, lab: Lab, lm_server: Scr
     )
     ask(page, lab, "stopped", "@RLM which suppliers missed a deadline? @report")
     wait_until(
-        page, lambda: chat_texts(page), lambda ts: any("Step 1 (running" in t for t in ts), "step 1 running"
+        page,
+        lambda: chat_texts(page),
+        lambda ts: any("Step 1 (running" in t for t in ts),
+        "step 1 running",
+        timeout=90,
     )
     wait_until(
         page, lambda: sum(not r.is_root for r in lm_server.requests), lambda n: n >= 4, "the sub-calls"
