@@ -75,7 +75,6 @@ from .run_actions import (
     TRANSITIONS,
     Action,
     AskRoot,
-    CommittedAnswer,
     Compact,
     Execute,
     Finish,
@@ -107,10 +106,6 @@ __all__ = [
     "REGENERATE_TEMPERATURE",
     "TURN_OUTPUT_TIMES",
 ]
-
-# The in-flight records under the names the engine's table tests know them by.
-_Pending = PendingReply
-_Answer = CommittedAnswer
 
 
 class RLMRun(CoPiloting):

@@ -15,14 +15,13 @@ from rlm_kernel.engine import (
     RLMRun,
     State,
     Verify,
-    _Answer,
-    _Pending,
 )
 from rlm_kernel.errors import BudgetExceeded, ProviderError, RunCancelled
 from rlm_kernel.events import AnswerSet, RunEnded
 from rlm_kernel.executors.base import ExecResult
 from rlm_kernel.lm.base import Completion
 from rlm_kernel.prompts import context_metadata
+from rlm_kernel.run_actions import CommittedAnswer, PendingReply
 
 
 def make_run(question="Q?", **settings):
@@ -241,7 +240,7 @@ def _call(run: RLMRun, call: str) -> None:
     elif call == "receive_execution":
         run.receive_execution(ExecResult(), answer_ready=True, answer="x")
     elif call == "receive_verdict":  # the answer the sub-model was asked about
-        run._judging = _Answer("x", "answer", [], retry=True)
+        run._judging = CommittedAnswer("x", "answer", [], retry=True)
         run.receive_verdict(*ARGS[call])
     elif call == "receive_summary":  # the request the notes were asked before, and what they replace
         run.window, run._fixed, run._compacting = 4000, 1, ("next", False, 1, 1, 3500)
@@ -257,7 +256,7 @@ def test_every_call_is_checked_against_the_transition_table(call, state):
     """Each call in each state: taken where TRANSITIONS says, a RuntimeError elsewhere."""
     run, _ = make_run()
     run.state = state
-    run._pending = _Pending([], None)
+    run._pending = PendingReply([], None)
     if state in TRANSITIONS[call]:
         _call(run, call)
     else:
