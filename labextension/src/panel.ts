@@ -179,7 +179,11 @@ export class RunsPanel extends Widget {
     });
     head.appendChild(toggle);
     const link = el('button', 'rlm-step-link', `${STATUS_MARK[status] ?? ''} Step ${step.step}`);
-    link.title = step.cellId !== null || run.saved ? 'Go to this step’s cell' : step.code;
+    // A step with no cell (a run of the %%rlm magic): its code and what it printed, in the tip.
+    link.title =
+      step.cellId !== null || run.saved
+        ? 'Go to this step’s cell'
+        : [step.code, step.output && `output:\n${step.output.slice(0, 500)}`].filter(Boolean).join('\n\n');
     link.addEventListener('click', () => {
       void this.controller?.revealStep(run.runId, step.step);
     });

@@ -106,6 +106,8 @@ export interface StepView {
   /** That reply's latency, on the first step it proposed only (so a reply's time is counted once). */
   lmS: number | null;
   elapsedS: number | null;
+  /** What the step printed, once it finished. */
+  output: string | null;
   error: string | null;
   /** A branch running again a step of the run it continues (its cell is that run's). */
   replayed: boolean;
@@ -541,7 +543,8 @@ export class RunLog {
           cachedTokens: event.cached_tokens,
           latencyS: event.latency_s,
           cost: event.cost,
-          response: event.text.slice(0, 200),
+          // A step keeps its root reply whole; a child run's turn is a row, cut as a sub-call's is.
+          response: child ? event.text.slice(0, 200) : event.text,
           lmCall: isLmCall(event)
         });
         addCall(run.totals, call);
@@ -593,6 +596,7 @@ export class RunLog {
           const step = this.step(run, event.step);
           step.status = event.error !== null ? 'error' : 'done';
           step.elapsedS = event.elapsed_s;
+          step.output = event.output;
           step.error = event.error;
         }
         break;
@@ -815,6 +819,7 @@ export class RunLog {
         reply: null,
         lmS: null,
         elapsedS: null,
+        output: null,
         error: null,
         replayed: false,
         tools: []

@@ -57,6 +57,8 @@ def _step(view: StepView, state: RunState) -> dict[str, Any]:
         "edited": view.edited,
         "replayed": view.replayed,
         "code": view.code,
+        "reply": view.reply,
+        "output": view.output,
         "elapsed_s": view.elapsed_s,
         "status": _OPEN.get(status, status),
         "error": view.error,

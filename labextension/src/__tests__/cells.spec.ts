@@ -12,6 +12,7 @@ function step(status: StepStatus): StepView {
     calls: [],
     reply: null,
     lmS: null,
+    output: null,
     elapsedS: status === 'done' ? 0.1 : null,
     error: null,
     replayed: false,

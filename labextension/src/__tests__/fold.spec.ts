@@ -54,6 +54,8 @@ function step(s: StepView, run: RunView): Record<string, unknown> {
     edited: s.author === 'human-edited',
     replayed: s.replayed,
     code: s.code,
+    reply: s.reply?.response ?? '',
+    output: s.output,
     elapsed_s: s.elapsedS,
     status: ['waiting', 'running'].includes(stepStatus(s, run)) ? 'open' : stepStatus(s, run),
     error: s.error,
