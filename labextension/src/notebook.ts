@@ -401,16 +401,17 @@ export class RlmNotebook implements IDisposable {
         return; // the kernel changed again while we looked at its spec
       }
       this.kernelIsRlm = kernel !== null && isRlmKernel(kernel.name, spec);
-      this.listen(this.kernelIsRlm ? null : kernel);
+      this.listen(kernel);
     }
     this.apply(commAction(this.comm !== null, this.kernelIsRlm, this.kernel?.status ?? 'unknown'));
     this.scheduleUpdate();
   }
 
   /**
-   * On a kernel without notebook mode, `%load_ext rlm_kernel`'s magics open the comm themselves
-   * for each run and say how it goes (run_started, events, run_finished): the runs panel lists
-   * the run live, in the mode it runs in. The run stays in its cell: nothing here acts on it.
+   * A run shown in its cell (every run of `%load_ext rlm_kernel`'s magics on a stock kernel; a
+   * session's question or another executor's run on the RLM Python kernel) has the kernel open the
+   * comm itself and say how it goes (run_started, events, run_finished): the runs panel lists the
+   * run live, in the mode it runs in. The run stays in its cell: nothing here acts on it.
    */
   private listen(kernel: Kernel.IKernelConnection | null): void {
     if (this.announcing !== null && !this.announcing.isDisposed) {

@@ -134,20 +134,23 @@ class RLMMagics(Magics):
         """In the RLM Python kernel with the JupyterLab extension, a %%rlm run's steps become cells."""
         if cell is None or self.notebook is None:
             return False
+        cell_id = ((self.shell.kernel.get_parent() or {}).get("metadata") or {}).get("cellId")
+        # A request from no notebook cell (the chat's persona, a console) is told no cell's story.
         if job.session is not None:
-            print("Steps of a session's question are shown in this cell.")
+            if cell_id is not None:
+                print("Steps of a session's question are shown in this cell.")
             return False
         if job.rlm.config.executor != "local":
-            print(
-                f"Steps run in the {job.rlm.config.executor} executor's kernel, "
-                "so they are shown in this cell."
-            )
+            if cell_id is not None:
+                print(
+                    f"Steps run in the {job.rlm.config.executor} executor's kernel, "
+                    "so they are shown in this cell."
+                )
             return False
         if not self.notebook.connected:
             self._tell_fallback()
             return False
-        parent = self.shell.kernel.get_parent() or {}
-        self.notebook.start(job, (parent.get("metadata") or {}).get("cellId"))
+        self.notebook.start(job, cell_id)
         return True
 
     def _tell_fallback(self) -> None:
@@ -216,10 +219,11 @@ class RLMMagics(Magics):
 
     # -- running ---------------------------------------------------------------------------------------
     def _announce(self, job: Job) -> Announce | None:
-        """On a kernel without notebook mode (the stock python3 kernel), the lab extension's runs
-        panel hears of the run as it goes."""
+        """A run shown in its cell (any run on a stock kernel; a session's question or another
+        executor's run on the RLM Python kernel) is told as it goes to every front end: the lab
+        extension's runs panel, the chat's persona."""
         kernel = getattr(self.shell, "kernel", None)
-        if self.notebook is not None or kernel is None:
+        if kernel is None:
             return None
         parent = kernel.get_parent() if hasattr(kernel, "get_parent") else {}
         cell_id = (parent or {}).get("metadata", {}).get("cellId")

@@ -3,8 +3,9 @@
 A stock kernel tells a run as it goes over the runs panel's comm (``messages.py``: ``run_started``,
 ``events``, ``run_finished``) and prints one-line notices (the bundled model, a variable put back)
 to the cell's stdout; a mistake is the cell's ``UsageError``. This fold reads those messages, as a
-front end does, and writes Markdown for the chat. A kernel in notebook mode (the RLM Python
-kernel) opens no such comm for a session's question; there the answer is the one the cell shows.
+front end does, and writes Markdown for the chat. The RLM Python kernel tells a session's question
+the same way (its steps are not cells); the answer the cell shows is the fallback where no comm
+told the run.
 
 Everything an LM, the context or the kernel wrote is untrusted here (``jupyter/safe.py``): the
 answer is :func:`~rlm_kernel.jupyter.safe.markdown_source` (no raw HTML, no image, no unsafe link),
