@@ -1,8 +1,10 @@
-"""The live view of a run in a notebook: one ipywidgets HTML body, a Stop button, and in step mode an
-editor for the proposed code. Replaced by the same HTML, static, when the run ends.
+"""The live view of a run in a notebook: the run's HTML in pieces (its head, each step, the reply
+being written; one ipywidgets HTML each), a Stop button, and in step mode an editor for the proposed
+code. Replaced by the whole HTML, static, when the run ends.
 
-Widgets are created on the main thread (in ``__init__``); events may arrive from any thread and
-only set trait values, at most ``1 / min_interval`` times a second whatever the fan-out.
+Events may arrive from any thread; the view is redrawn at most ``1 / min_interval`` times a second
+whatever the fan-out, and a redraw sends only the pieces whose HTML changed (a trait set to its own
+value sends nothing), so a long run's finished steps are not sent again on every update.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from ..risk import risk_of
 from ..trajectory import notebook_metadata
 from ..view import RunState
 from . import safe
-from .render import render_run
+from .render import render_pieces, render_run
 from .throttle import Throttle
 
 __all__ = ["WidgetView", "StepApproval"]
@@ -28,7 +30,7 @@ class WidgetView:
         import ipywidgets as widgets
 
         self.state = RunState()
-        self.body = widgets.HTML()
+        self.body = widgets.VBox()  # one HTML widget per piece of the run
         self.stop_button = widgets.Button(
             description="Stop",
             icon="stop",
@@ -66,7 +68,7 @@ class WidgetView:
     def show(self) -> None:
         from IPython.display import display
 
-        self.body.value = render_run(self.state)
+        self._draw(render_pieces(self.state))
         self._handle = display(self.box, display_id=True)
 
     def __call__(self, event: Event) -> None:
@@ -80,8 +82,24 @@ class WidgetView:
 
     def _flush(self) -> None:
         with self._lock:
-            html = render_run(self.state)
-        self.body.value = html
+            pieces = render_pieces(self.state)
+        self._draw(pieces)
+
+    def _draw(self, pieces: list[str]) -> None:
+        import ipywidgets as widgets
+
+        shown = list(self.body.children)
+        shown += [widgets.HTML() for _ in range(len(pieces) - len(shown))]
+        for widget, html in zip(shown, pieces, strict=False):  # more shown: a shorter run now
+            widget.value = html
+        if len(shown) != len(self.body.children) or len(pieces) < len(shown):
+            self.body.children = tuple(shown[: len(pieces)])
+            for widget in shown[len(pieces) :]:  # a vote's next root starts over
+                widget.close()
+
+    def html(self) -> str:
+        """The run as the widget shows it now."""
+        return "".join(widget.value for widget in self.body.children)
 
     def finish(self) -> str:
         """Stop updating; leave the run as static HTML in place of the widget, with its trajectory
@@ -95,6 +113,8 @@ class WidgetView:
         if self._handle is not None:
             self._handle.update(HTML(html), metadata=notebook_metadata(events))
         self.box.close()
+        for widget in self.body.children:
+            widget.close()
         self.body.close()
         self.stop_button.close()
         self.controls.close()

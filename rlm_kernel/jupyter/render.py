@@ -33,7 +33,7 @@ from ..view import (
 )
 from . import safe
 
-__all__ = ["render_run", "highlight", "tool_call_text", "tool_names"]
+__all__ = ["render_run", "render_pieces", "highlight", "tool_call_text", "tool_names"]
 
 LIVE_ROWS = 12  # calls listed while running; the final summary lists them all (scrolling)
 _BRAND = "var(--jp-brand-color1, #7c4dff)"
@@ -42,6 +42,7 @@ _STYLE = (
     "font-family: var(--jp-ui-font-family, sans-serif); font-size: 12.5px; line-height: 1.45;"
     f" border-left: 3px solid {_BRAND}; padding: 4px 10px; margin: 2px 0"
 )
+_PIECE = _STYLE.replace("padding: 4px 10px; margin: 2px 0", "padding: 1px 10px; margin: 0")
 _PRE = (
     "white-space: pre-wrap; margin: 4px 0; padding: 6px 8px; max-height: 24em; overflow: auto;"
     " background: var(--jp-layout-color2, #f5f5f5); border-radius: 3px; font-size: 12px;"
@@ -419,3 +420,16 @@ def render_run(
     )
     parts.append(_tail(state, answer))
     return f'<div class="rlm-run" style="{_STYLE}">' + "".join(parts) + "</div>"
+
+
+def render_pieces(state: RunState) -> list[str]:
+    """The live run as :func:`render_run` draws it, in pieces (its head, each step, the reply being
+    written) that a widget keeps one by one, so an update sends only the pieces that changed."""
+    last = state.current_step
+    steps = sorted(state.steps.values(), key=lambda v: v.step)
+    pieces = [
+        _header(state),
+        *(_step(v, state, v.step == last, not state.ended) for v in steps),
+        _tail(state, True),
+    ]
+    return [f'<div class="rlm-run" style="{_PIECE}">{piece}</div>' if piece else "" for piece in pieces]
