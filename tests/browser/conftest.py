@@ -8,6 +8,9 @@ The extension is taken from this checkout's build (``rlm_kernel/labextension``, 
 ``pip install -e .`` or ``jlpm build``) ahead of any installed copy, so the tests see the
 current front end; without a build they use the installed one.
 
+Every test here skips, with the reason, where Chromium (``apt-get install chromium``) or the
+``playwright`` package is missing; the modules need not check.
+
 On a failure, the report shows the tail of JupyterLab's log and the browser console, and a
 screenshot of the page goes to ``test-artifacts/browser/FAILED-<test>.png``.
 """
@@ -15,6 +18,7 @@ screenshot of the page goes to ``test-artifacts/browser/FAILED-<test>.png``.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +32,25 @@ ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 EXTENSION_NAME = "rlm-kernel-labextension"
 EXTENSION_BUILD = ROOT / "rlm_kernel" / "labextension"
+HERE = Path(__file__).resolve().parent
+
+
+def _missing() -> str | None:
+    """Why no browser test can run here, or None."""
+    if not Path(CHROMIUM).exists():
+        return f"browser tests need Chromium at {CHROMIUM} (apt-get install chromium)"
+    if importlib.util.find_spec("playwright") is None:
+        return "browser tests need the playwright package (pip install playwright)"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if (why := _missing()) is None:
+        return
+    skip = pytest.mark.skip(reason=why)
+    for item in items:
+        if HERE in item.path.parents:
+            item.add_marker(skip)
 
 
 # Module scope, not session: Playwright's sync API keeps an event loop running on the main thread

@@ -5,17 +5,9 @@ again as a new cell, and the panel shows the branch with the run it continues.""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-CHROMIUM = "/usr/bin/chromium"
-if not Path(CHROMIUM).exists():
-    pytest.skip(f"browser tests need Chromium at {CHROMIUM}", allow_module_level=True)
-pytest.importorskip("playwright.sync_api", reason="browser tests need the playwright package")
-
-from pages import (  # noqa: E402
+from pages import (
     PANEL,
     answered,
     cells,
@@ -30,7 +22,7 @@ from pages import (  # noqa: E402
     wait_until,
     write_notebook,
 )
-from scripted_server import Reply, Script, ScriptedServer  # noqa: E402
+from scripted_server import Reply, Script, ScriptedServer
 
 DATA = "doc = \"\\n\".join(f\"{i} {'red' if i % 4 == 0 else 'blue'}\" for i in range(120))"
 FIRST = repl(

@@ -6,21 +6,9 @@ JupyterLab in Chromium, the RLM Python kernel, the scripted LM server.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-CHROMIUM = "/usr/bin/chromium"
-if not Path(CHROMIUM).exists():
-    pytest.skip(
-        f"browser tests need Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True
-    )
-pytest.importorskip(
-    "playwright.sync_api", reason="browser tests need the playwright package (pip install playwright)"
-)
-
-from pages import (  # noqa: E402
+from pages import (
     PANEL,
     RUNS,
     answered,
@@ -37,7 +25,7 @@ from pages import (  # noqa: E402
     wait_until,
     write_notebook,
 )
-from scripted_server import Reply, Script, ScriptedServer  # noqa: E402
+from scripted_server import Reply, Script, ScriptedServer
 
 STOP = f"{PANEL} [data-rlm-control='stop'] button"
 STEP = 'print("the first step")'

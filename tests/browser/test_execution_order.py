@@ -18,18 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-CHROMIUM = "/usr/bin/chromium"
-if not Path(CHROMIUM).exists():
-    pytest.skip(
-        f"browser tests need Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True
-    )
-pytest.importorskip(
-    "playwright.sync_api", reason="browser tests need the playwright package (pip install playwright)"
-)
-
-from pages import (  # noqa: E402
+from pages import (
     PANEL,
     answered,
     cells,
@@ -43,7 +32,7 @@ from pages import (  # noqa: E402
     wait_until,
     write_notebook,
 )
-from scripted_server import Reply, Script, ScriptedServer  # noqa: E402
+from scripted_server import Reply, Script, ScriptedServer
 
 LOG_CELL = 'doc = "\\n".join(f"{i:03d} " + ("ERROR" if i % 7 == 3 else "ok") for i in range(40))'
 QUESTION = "%%rlm -c doc --mode step\nHow many ERROR lines?"

@@ -7,22 +7,10 @@ Needs Chromium at /usr/bin/chromium and the ``playwright`` package (see test_lab
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-CHROMIUM = "/usr/bin/chromium"
-if not Path(CHROMIUM).exists():
-    pytest.skip(
-        f"browser tests need Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True
-    )
-pytest.importorskip(
-    "playwright.sync_api", reason="browser tests need the playwright package (pip install playwright)"
-)
-
-from pages import answered, cells, open_notebook, repl, run_cell, wait_until, write_notebook  # noqa: E402
-from scripted_server import Reply, Script, ScriptedServer  # noqa: E402
+from pages import answered, cells, open_notebook, repl, run_cell, wait_until, write_notebook
+from scripted_server import Reply, Script, ScriptedServer
 
 QUESTION = "%%rlm -c doc\nFor each {kind} in the log, is it an error? If so, for which line is it in?"
 CODE = "for i in range(3):\n    print(i, 'in' if i else 'out')"

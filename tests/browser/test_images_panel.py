@@ -4,18 +4,10 @@ and format, and the request the sub-model got carried the image itself."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-CHROMIUM = "/usr/bin/chromium"
-if not Path(CHROMIUM).exists():
-    pytest.skip(f"browser tests need Chromium at {CHROMIUM}", allow_module_level=True)
-pytest.importorskip("playwright.sync_api", reason="browser tests need the playwright package")
-
-from pages import answered, cells, open_notebook, repl, run_cell, show_runs, subs, wait_until, write_notebook  # noqa: E402
-from scripted_server import Script, ScriptedServer  # noqa: E402
+from pages import answered, cells, open_notebook, repl, run_cell, show_runs, subs, wait_until, write_notebook
+from scripted_server import Script, ScriptedServer
 
 IMAGE_CELL = """\
 import io

@@ -16,21 +16,9 @@ from __future__ import annotations
 import json
 import re
 import time
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-CHROMIUM = "/usr/bin/chromium"
-if not Path(CHROMIUM).exists():
-    pytest.skip(
-        f"browser tests need Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True
-    )
-pytest.importorskip(
-    "playwright.sync_api", reason="browser tests need the playwright package (pip install playwright)"
-)
-
-from pages import (  # noqa: E402
+from pages import (
     PANEL,
     answered,
     cells,
@@ -49,7 +37,7 @@ from pages import (  # noqa: E402
     widen_runs_panel,
     write_notebook,
 )
-from scripted_server import Reply, Request, Script, ScriptedServer  # noqa: E402
+from scripted_server import Reply, Request, Script, ScriptedServer
 
 # ------------------------------------------------------------------ the notebook and the scripted LM
 

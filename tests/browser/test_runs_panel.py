@@ -6,21 +6,9 @@ Needs Chromium at /usr/bin/chromium and the ``playwright`` package (see test_lab
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-CHROMIUM = "/usr/bin/chromium"
-if not Path(CHROMIUM).exists():
-    pytest.skip(
-        f"browser tests need Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True
-    )
-pytest.importorskip(
-    "playwright.sync_api", reason="browser tests need the playwright package (pip install playwright)"
-)
-
-from pages import (  # noqa: E402
+from pages import (
     PANEL,
     RUNS,
     STOCK_PYTHON,
@@ -33,7 +21,7 @@ from pages import (  # noqa: E402
     wait_until,
     write_notebook,
 )
-from scripted_server import Reply, Script, ScriptedServer  # noqa: E402
+from scripted_server import Reply, Script, ScriptedServer
 
 # Each run in the panel: its status, its meta line (model · mode) and its steps' statuses.
 LISTED = f"""() => Array.from(document.querySelectorAll('{RUNS} .rlm-run')).map(r => ({{

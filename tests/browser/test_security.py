@@ -23,17 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-CHROMIUM = "/usr/bin/chromium"
-if not Path(CHROMIUM).exists():
-    pytest.skip(
-        f"browser tests need Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True
-    )
-pytest.importorskip(
-    "playwright.sync_api", reason="browser tests need the playwright package (pip install playwright)"
-)
-
-from pages import (  # noqa: E402
+from pages import (
     STOCK_PYTHON,
     cells,
     open_notebook,
@@ -44,7 +34,7 @@ from pages import (  # noqa: E402
     wait_until,
     write_notebook,
 )
-from scripted_server import Reply, Script, ScriptedServer  # noqa: E402
+from scripted_server import Reply, Script, ScriptedServer
 
 CORPUS = json.loads((Path(__file__).parents[1] / "data" / "payloads.json").read_text())["payloads"]
 GIF = bytes.fromhex("47494638396101000100800000ffffff00000021f90401000000002c00000000010001000002024401003b")

@@ -6,17 +6,9 @@ and names them."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-CHROMIUM = "/usr/bin/chromium"
-if not Path(CHROMIUM).exists():
-    pytest.skip(f"browser tests need Chromium at {CHROMIUM}", allow_module_level=True)
-pytest.importorskip("playwright.sync_api", reason="browser tests need the playwright package")
-
-from pages import (  # noqa: E402
+from pages import (
     answered,
     cells,
     open_notebook,
@@ -30,7 +22,7 @@ from pages import (  # noqa: E402
     wait_until,
     write_notebook,
 )
-from scripted_server import Reply, Request, Script, ScriptedServer  # noqa: E402
+from scripted_server import Reply, Request, Script, ScriptedServer
 
 TOOLS_CELL = '''\
 FILES = {"a.txt": "The launch is on 12 May.", "b.txt": "Budget: 40,000 euros."}
