@@ -326,7 +326,10 @@ def test_max_timeout_ends_a_root_call_in_flight(kernel: KernelSession, server: S
     assert finished["stop"] == "budget" and "max_timeout" in finished["error"]
 
 
-def test_a_front_end_of_another_protocol_gets_one_line_and_the_cell_view(kernel: KernelSession) -> None:
+def test_a_front_end_of_another_protocol_gets_one_line_and_the_cell_view(
+    kernel: KernelSession, server: ScriptedServer
+) -> None:
+    server.responder = Script(root=[repl("FINAL('in the cell')")])
     front = FrontEnd(kernel, version=1)  # welcomed with the kernel's version, then left alone
     msg = front.run_cell("%%rlm -c doc\nq")
     assert (

