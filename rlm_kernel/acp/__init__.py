@@ -1,7 +1,8 @@
 """An RLM for every Agent Client Protocol client (Zed, Jupyter AI's ACP client, ...):
 ``python -m rlm_kernel.acp`` (docs/acp.md). Needs the ``acp`` extra (``agent-client-protocol``).
 
-    agent.py     the agent: sessions, prompts, permission requests, cancel
+    agent.py     the agent: sessions, prompts, permission requests, cancel, load
+    saved.py     sessions kept on disk for session/load; their conversation from the trajectories
     blocks.py    a prompt's content blocks as a question and a context
     updates.py   a run's events as session updates
     stdio.py     stdin and stdout for the protocol alone

@@ -60,6 +60,12 @@ def main(argv: list[str] | None = None) -> int:
         help="a new session's permission mode: auto runs every step; confirm-risky asks before the "
         "steps the risk scan flags; step asks before each (default: confirm-risky)",
     )
+    parser.add_argument(
+        "--sessions-dir",
+        default=None,
+        help="where sessions are saved for session/load (default: acp-sessions in the trajectories' "
+        "folder, --log-dir or $RLM_LOG_DIR or ~/.rlm_kernel/runs)",
+    )
     add_arguments(parser, skip=SKIPPED)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(name)s: %(message)s")
@@ -85,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if notice:
         print(notice, file=sys.stderr, flush=True)
-    agent = RLMAgent(config, mode=args.mode, notice=notice)
+    agent = RLMAgent(config, mode=args.mode, notice=notice, sessions_dir=args.sessions_dir)
     # An editor ends its agents with SIGTERM: the sessions' kernels and servers go with this process.
     default_runtime().close_on_sigterm()
     try:

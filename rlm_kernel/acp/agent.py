@@ -7,6 +7,13 @@
     session/request_permission   asked before a step the session's mode holds for a human
     session/set_mode             the permission ladder: auto, confirm-risky, step
     session/cancel               stops the run; the prompt ends with stop reason ``cancelled``
+    session/load                 a session saved earlier (saved.py), in this process or another:
+                                 its chat replayed as updates, its conversation and context back
+
+A session is saved after each prompt (saved.py): what the chat showed, its mode, its context, and
+its runs, whose trajectories hold the conversation. A loaded session goes on from that conversation
+over the same context, in a REPL started again: the variables its steps made are gone, and the
+root is told so with the next question.
 
 A run is driven by the async driver on a thread of its own, with its own event loop, so the
 connection's loop never waits on a run: a cancel or a permission answer is heard at once. Events
@@ -23,30 +30,37 @@ import dataclasses
 import logging
 import threading
 import uuid
+from pathlib import Path
 from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text, update_agent_thought_text
-from acp.helpers import SessionUpdate, update_current_mode
+from acp.helpers import SessionUpdate, update_current_mode, update_user_message
 from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
+    AgentMessageChunk,
     AllowedOutcome,
     ClientCapabilities,
     Implementation,
     InitializeResponse,
+    LoadSessionResponse,
     McpCapabilities,
     NewSessionResponse,
     PermissionOption,
     PromptCapabilities,
     PromptResponse,
+    ResourceContentBlock,
     SessionMode,
     SessionModeState,
     SetSessionModeResponse,
+    TextContentBlock,
     Usage,
 )
+from pydantic import TypeAdapter, ValidationError
 
 from .. import models
 from ..config import RLMConfig
+from ..engine import Followup
 from ..errors import RLMError
 from ..events import Event, RunEnded, RunStarted, StepFinished, StepStarted
 from ..mcp_tools import MCPServer
@@ -55,9 +69,20 @@ from ..rlm import RLM, RLMResult
 from ..secrets import Redactor, secrets_of
 from ..session import Session
 from ..tools import tools_of
+from ..trajectory import default_log_dir
 from ..version import __version__
 from .blocks import Prompt, ReadFile, read_prompt
 from .mcp import servers_of
+from .saved import (
+    Record,
+    RecordError,
+    SavedTurn,
+    SessionStore,
+    context_of,
+    followup_of,
+    saved_context,
+    shown_blocks,
+)
 from .updates import Updates, coalesce
 
 __all__ = ["RLMAgent", "MODES", "not_run"]
@@ -83,6 +108,19 @@ _STOPPED = ("user", "interrupt")
 # How long a stopped step may take to end before the driver stops waiting for it: the watchdog ends
 # a step at its next Python instruction; one blocked in C (a long time.sleep) would hold the run.
 STEP_GRACE_S = 0.25
+# Said to the root with the first question after a load, and to the human once.
+RELOADED = (
+    "This session was reloaded in a new process: the REPL was started again with `context`, but "
+    "every other variable that earlier steps made is gone; make again what you need."
+)
+RELOADED_NOTE = (
+    "Session loaded: the conversation goes on over the same context, in a new REPL (the variables "
+    "of earlier steps are gone)."
+)
+NO_CONVERSATION = (
+    "Session loaded: the record of its conversation (the runs' trajectories) was not found, so the "
+    "model starts a new conversation over the same context."
+)
 
 
 def not_run(why: str) -> str:
@@ -94,16 +132,30 @@ def not_run(why: str) -> str:
 class _Session:
     """An ACP session: its RLM, the REPL its first prompt opens, its mode, the prompt answered now."""
 
-    def __init__(self, session_id: str, rlm: RLM, mode: str, servers: list[MCPServer] | None = None) -> None:
-        self.id = session_id
+    def __init__(
+        self, record: Record, rlm: RLM, servers: list[MCPServer] | None = None, *, loaded: bool = False
+    ) -> None:
+        self.id = record.session_id
+        self.record = record  # what is saved after each prompt (saved.py)
         self.rlm = rlm
-        self.mode = mode
         self.servers = servers or []  # the client's MCP servers, stopped with the session
         self.notes: list[str] = []  # said once, with the first prompt's answer
         self.repl: Session | None = None
         self.lock = asyncio.Lock()  # one prompt at a time
         self.turn: _Turn | None = None
         self.told = False  # the bundled model's notice, once
+        # A loaded session, until its first prompt opens the REPL: the saved context, and where the
+        # conversation goes on from (None: its runs' trajectories were not found).
+        self.loaded = loaded
+        self.follows: Followup | None = None
+
+    @property
+    def mode(self) -> str:
+        return self.record.mode
+
+    @mode.setter
+    def mode(self, mode: str) -> None:
+        self.record.mode = mode
 
     def close(self) -> None:
         if self.repl is not None:
@@ -128,6 +180,7 @@ class _Turn:
         self._no_step.set()
         self._asking: concurrent.futures.Future[bool] | None = None
         self._broken = False
+        self.said: list[str] = []  # the agent message's text, as sent: the saved session's answer
         self._pump = asyncio.create_task(self._send_all())
 
     # -- updates -----------------------------------------------------------------------------
@@ -181,6 +234,8 @@ class _Turn:
 
     async def _send(self, batch: list[SessionUpdate]) -> None:
         for update in coalesce(batch):
+            if isinstance(update, AgentMessageChunk) and isinstance(update.content, TextContentBlock):
+                self.said.append(update.content.text)
             if self._broken:
                 return
             try:
@@ -264,14 +319,27 @@ class _Turn:
 
 class RLMAgent:
     """The ``acp.Agent`` that ``python -m rlm_kernel.acp`` serves; ``mode`` is a new session's rung
-    of the permission ladder; ``notice`` is said once in each session (the bundled model's line)."""
+    of the permission ladder; ``notice`` is said once in each session (the bundled model's line).
+    Sessions are saved in ``sessions_dir``, by default ``acp-sessions`` in the folder of the
+    trajectories (``log_dir``); with ``log_dir=False`` and no ``sessions_dir``, none is saved and
+    ``session/load`` is not offered."""
 
-    def __init__(self, config: RLMConfig, *, mode: str = "confirm-risky", notice: str | None = None) -> None:
+    def __init__(
+        self,
+        config: RLMConfig,
+        *,
+        mode: str = "confirm-risky",
+        notice: str | None = None,
+        sessions_dir: str | Path | None = None,
+    ) -> None:
         if mode not in LADDER:
             raise RLMError(f"Unknown mode {mode!r}: choose one of {', '.join(LADDER)}.")
         self.config = config
         self.mode = mode
         self.notice = notice
+        if sessions_dir is None and config.log_dir is not False:
+            sessions_dir = Path(config.log_dir or default_log_dir()) / "acp-sessions"
+        self.store = SessionStore(sessions_dir) if sessions_dir is not None else None
         self.redactor = Redactor(
             secrets_of(config.backend_kwargs, config.sub_backend_kwargs, config.executor_kwargs)
         )
@@ -299,7 +367,7 @@ class RLMAgent:
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
-                load_session=False,
+                load_session=self.store is not None,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
@@ -318,9 +386,81 @@ class RLMAgent:
                 server.close()
             raise RequestError.internal_error({"message": self.redactor.text(str(exc))}) from None
         session_id = f"rlm-{uuid.uuid4().hex[:12]}"
-        session = self._sessions[session_id] = _Session(session_id, rlm, self.mode, list(servers.values()))
+        record = Record(session_id, cwd, self.mode)
+        session = self._sessions[session_id] = _Session(record, rlm, list(servers.values()))
         session.notes = [f"MCP server not used: {line}." for line in left_out]
+        await self._save(session)  # loadable from now on, though nothing was asked yet
         return NewSessionResponse(session_id=session_id, modes=self._modes(self.mode))
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> LoadSessionResponse:
+        """A saved session back: its chat replayed to the client (each prompt, each answer) before
+        this answers; the next prompt goes on from its conversation over its context."""
+        live = self._sessions.get(session_id)
+        if live is not None:  # loaded again in the process that has it: the chat again, nothing else
+            await self._replay(live.record)
+            return LoadSessionResponse(modes=self._modes(live.mode))
+        record = await self._saved(session_id)
+        servers, left_out = servers_of(mcp_servers or (), cwd)
+        try:
+            rlm = await asyncio.to_thread(self._rlm, servers)
+        except RLMError as exc:
+            for server in servers.values():
+                server.close()
+            raise RequestError.internal_error({"message": self.redactor.text(str(exc))}) from None
+        session = _Session(record, rlm, list(servers.values()), loaded=True)
+        runs = [(t.run_id, t.trajectory) for t in record.turns if t.run_id and t.trajectory]
+        session.follows = await asyncio.to_thread(followup_of, runs)  # type: ignore[arg-type]
+        session.notes = [f"MCP server not used: {line}." for line in left_out]
+        if record.turns:
+            session.notes.insert(0, RELOADED_NOTE if session.follows or not runs else NO_CONVERSATION)
+        record.cwd = cwd
+        self._sessions[session_id] = session
+        await self._replay(record)
+        return LoadSessionResponse(modes=self._modes(session.mode))
+
+    async def _saved(self, session_id: str) -> Record:
+        """The saved session, or the JSON-RPC error the client is answered with."""
+        if self.store is None:
+            raise RequestError.method_not_found("session/load (no sessions are saved: log_dir is off)")
+        try:
+            record = await asyncio.to_thread(self.store.load, session_id)
+        except RecordError as exc:
+            raise RequestError.invalid_params({"sessionId": session_id, "reason": str(exc)}) from None
+        if record is None:
+            raise RequestError(
+                -32002,  # ACP's "resource not found"
+                "Resource not found",
+                {"sessionId": session_id, "reason": f"no saved session {session_id} in {self.store.folder}"},
+            )
+        return record
+
+    async def _replay(self, record: Record) -> None:
+        """The session's chat, sent again as the spec asks: each prompt's blocks as user message
+        chunks, each answer as an agent message chunk."""
+        for turn in record.turns:
+            for block in turn.user:
+                try:
+                    content = _BLOCK.validate_python(block)
+                except ValidationError:
+                    continue
+                said = update_user_message(content)
+                await self.client.session_update(session_id=record.session_id, update=said)
+            if turn.answer:
+                await self.client.session_update(
+                    session_id=record.session_id, update=update_agent_message_text(turn.answer)
+                )
+
+    async def _save(self, session: _Session) -> None:
+        """Save the session's record; a record that cannot be written costs the load, not the chat."""
+        if self.store is None:
+            return
+        data = dataclasses.asdict(session.record)  # taken here, where the record changes
+        try:
+            await asyncio.to_thread(self.store.write, session.id, data)
+        except OSError as exc:
+            log.warning("rlm_kernel.acp: the session could not be saved: %s", exc)
 
     def _rlm(self, servers: dict[str, MCPServer]) -> RLM:
         """The session's RLM: the agent's settings, and the client's MCP servers' tools beside its own."""
@@ -332,7 +472,9 @@ class RLMAgent:
     async def set_session_mode(self, mode_id: str, session_id: str, **kwargs: Any) -> SetSessionModeResponse:
         if mode_id not in LADDER:
             raise RequestError.invalid_params({"modeId": mode_id, "modes": list(LADDER)})
-        self._session(session_id).mode = mode_id
+        session = self._session(session_id)
+        session.mode = mode_id
+        await self._save(session)
         return SetSessionModeResponse()
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
@@ -359,6 +501,8 @@ class RLMAgent:
             finally:
                 session.turn = None
                 await turn.close()
+                self._keep(session, prompt, turn, result)
+                await self._save(session)
         return PromptResponse(stop_reason=turn.stop_reason(), usage=_usage(result))  # type: ignore[arg-type]
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
@@ -373,6 +517,21 @@ class RLMAgent:
             session.close()
 
     # -- helpers -------------------------------------------------------------------------------
+    def _keep(self, session: _Session, prompt: list[Any], turn: _Turn, result: RLMResult | None) -> None:
+        """The prompt, as the chat showed it, in the session's record; and the context it left."""
+        record = session.record
+        log_path = result.log_path if result is not None else None
+        record.turns.append(
+            SavedTurn(
+                user=shown_blocks(prompt, self.redactor),
+                answer="".join(turn.said),
+                run_id=result.run_id if result is not None else None,
+                trajectory=str(Path(log_path).resolve()) if log_path is not None else None,
+            )
+        )
+        if session.repl is not None:
+            record.context = saved_context(session.repl.context, self.redactor)
+
     def _session(self, session_id: str) -> _Session:
         try:
             return self._sessions[session_id]
@@ -405,11 +564,18 @@ class RLMAgent:
             models.fetch(model)
         question, more = read.question, {}
         if session.repl is None:
-            if read.context is None:  # nothing attached: the text is the context
-                question, context = None, read.question
-            else:
+            saved = context_of(session.record.context) if session.loaded else None
+            if read.context is not None:
                 context = read.context
+            elif saved is not None:  # a loaded session: its context as it was
+                context = saved
+            else:  # nothing attached: the text is the context
+                question, context = None, read.question
             session.repl = session.rlm.session(context)
+            if session.follows is not None:
+                _go_on(session.repl, session.follows)
+                question = f"{RELOADED}\n\n{question}" if question else RELOADED
+            session.loaded, session.follows = False, None
         elif read.context is not None:
             more = {"context": read.context}
         repl = session.repl
@@ -426,6 +592,19 @@ class RLMAgent:
                 return None
 
         return asyncio.run(run())
+
+
+# A saved prompt's block, read back (text or a link: what shown_blocks keeps).
+_BLOCK: TypeAdapter[Any] = TypeAdapter(TextContentBlock | ResourceContentBlock)
+
+
+def _go_on(repl: Session, follows: Followup) -> None:
+    """The session's next question goes on from ``follows``, a conversation of an earlier process,
+    as :class:`~rlm_kernel.session.Session` goes on from its own last run (its ``_follows``: the
+    session offers no other way in); its runs keep naming the session they began in."""
+    if follows.session:
+        repl.session_id = follows.session
+    repl._follows = follows
 
 
 def _usage(result: RLMResult | None) -> Usage | None:
