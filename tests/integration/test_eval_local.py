@@ -24,13 +24,13 @@ def test_a_small_sweep_with_the_bundled_model(tmp_path: Path) -> None:
         ["1k", "12k"],
         ["rlm", "base"],
         split="test",
-        n=2,
+        n=1,
         out=tmp_path,
         settings=settings,
         progress=False,
     )
     rows = {(r.length, r.task_id, r.method): r for r in results.rows}
-    assert len(rows) == 8
+    assert len(rows) == 4  # each length with each method
     for (length, _, method), row in rows.items():
         assert 0.0 <= row.score <= 1.0 and not row.crashed
         assert row.model == "qwen2.5-coder-0.5b" and row.context_chars > 0.8 * length * 4
