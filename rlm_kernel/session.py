@@ -94,6 +94,14 @@ class Session:
             session=self.session_id,
         )
 
+    def resume(self, follows: Followup) -> None:
+        """Go on from a conversation an earlier process had (a saved session loaded again): the
+        next question follows ``follows``, and the runs keep naming the session they began in.
+        The REPL is this session's own: the earlier one's variables are gone."""
+        if follows.session:
+            self.session_id = follows.session
+        self._follows = follows
+
     def _closed_run(self, run: OpenRun, finish: Finish) -> RLMResult:
         result = run.close(finish, keep_executor=True)
         self._follows = run.parts.run.followup(self.session_id)

@@ -24,29 +24,23 @@ pump per prompt.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import contextlib
 import dataclasses
 import logging
-import threading
 import uuid
 from pathlib import Path
 from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text, update_agent_thought_text
-from acp.helpers import SessionUpdate, update_current_mode, update_user_message
+from acp.helpers import update_user_message
 from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
-    AgentMessageChunk,
-    AllowedOutcome,
     ClientCapabilities,
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
     McpCapabilities,
     NewSessionResponse,
-    PermissionOption,
     PromptCapabilities,
     PromptResponse,
     ResourceContentBlock,
@@ -60,14 +54,11 @@ from pydantic import TypeAdapter, ValidationError
 
 from .. import models
 from ..config import RLMConfig
-from ..engine import Followup
 from ..errors import RLMError
-from ..events import Event, RunEnded, RunStarted, StepFinished, StepStarted
 from ..mcp_tools import MCPServer
-from ..risk import LADDER, risk_of
+from ..risk import LADDER
 from ..rlm import RLM, RLMResult
 from ..secrets import Redactor, secrets_of
-from ..session import Session
 from ..tools import tools_of
 from ..trajectory import default_log_dir
 from ..version import __version__
@@ -83,9 +74,9 @@ from .saved import (
     saved_context,
     shown_blocks,
 )
-from .updates import Updates, coalesce
+from .turn import AgentSession, Turn
 
-__all__ = ["RLMAgent", "MODES", "not_run"]
+__all__ = ["RLMAgent", "MODES"]
 
 log = logging.getLogger("rlm_kernel.acp")
 
@@ -98,16 +89,6 @@ MODES = {
     ),
     "step": ("Ask before each step", "Every step waits for you."),
 }
-ALLOW, ALLOW_ALWAYS, REJECT = "allow", "allow-always", "reject"
-OPTIONS = [
-    PermissionOption(option_id=ALLOW, name="Run this step", kind="allow_once"),
-    PermissionOption(option_id=ALLOW_ALWAYS, name="Run every step in this session", kind="allow_always"),
-    PermissionOption(option_id=REJECT, name="Do not run it", kind="reject_once"),
-]
-_STOPPED = ("user", "interrupt")
-# How long a stopped step may take to end before the driver stops waiting for it: the watchdog ends
-# a step at its next Python instruction; one blocked in C (a long time.sleep) would hold the run.
-STEP_GRACE_S = 0.25
 # Said to the root with the first question after a load, and to the human once.
 RELOADED = (
     "This session was reloaded in a new process: the REPL was started again with `context`, but "
@@ -121,200 +102,6 @@ NO_CONVERSATION = (
     "Session loaded: the record of its conversation (the runs' trajectories) was not found, so the "
     "model starts a new conversation over the same context."
 )
-
-
-def not_run(why: str) -> str:
-    """What runs instead of a step the human denied: the root sees its output, and the edit."""
-    said = f"The user did not allow this step to run ({why}); its code did not run."
-    return f"print({said!r})\n"
-
-
-class _Session:
-    """An ACP session: its RLM, the REPL its first prompt opens, its mode, the prompt answered now."""
-
-    def __init__(
-        self, record: Record, rlm: RLM, servers: list[MCPServer] | None = None, *, loaded: bool = False
-    ) -> None:
-        self.id = record.session_id
-        self.record = record  # what is saved after each prompt (saved.py)
-        self.rlm = rlm
-        self.servers = servers or []  # the client's MCP servers, stopped with the session
-        self.notes: list[str] = []  # said once, with the first prompt's answer
-        self.repl: Session | None = None
-        self.lock = asyncio.Lock()  # one prompt at a time
-        self.turn: _Turn | None = None
-        self.told = False  # the bundled model's notice, once
-        # A loaded session, until its first prompt opens the REPL: the saved context, and where the
-        # conversation goes on from (None: its runs' trajectories were not found).
-        self.loaded = loaded
-        self.follows: Followup | None = None
-
-    @property
-    def mode(self) -> str:
-        return self.record.mode
-
-    @mode.setter
-    def mode(self, mode: str) -> None:
-        self.record.mode = mode
-
-    def close(self) -> None:
-        if self.repl is not None:
-            self.repl.close()
-        for server in self.servers:
-            server.close()
-
-
-class _Turn:
-    """One prompt being answered: the pump of its updates, its permission requests, its cancel."""
-
-    def __init__(self, agent: RLMAgent, session: _Session) -> None:
-        self.agent = agent
-        self.session = session
-        self.loop = asyncio.get_running_loop()
-        self.updates = Updates(agent.redactor.text)
-        self.queue: asyncio.Queue[Event | SessionUpdate | asyncio.Future[None] | None] = asyncio.Queue()
-        self.cancelled = False
-        self._lock = threading.Lock()
-        self._run: tuple[asyncio.AbstractEventLoop, asyncio.Task[RLMResult]] | None = None
-        self._no_step = threading.Event()  # set while no step of the top run is under way
-        self._no_step.set()
-        self._asking: concurrent.futures.Future[bool] | None = None
-        self._broken = False
-        self.said: list[str] = []  # the agent message's text, as sent: the saved session's answer
-        self._pump = asyncio.create_task(self._send_all())
-
-    # -- updates -----------------------------------------------------------------------------
-    def event(self, event: Event) -> None:
-        """The run's bus subscriber, called from the run's threads."""
-        if event.depth == 0:
-            if isinstance(event, StepStarted):
-                self._no_step.clear()
-            elif isinstance(event, (StepFinished, RunEnded)):
-                self._no_step.set()
-            elif isinstance(event, RunStarted) and self.cancelled:
-                self.session.rlm.cancel()  # the cancel came while the run was being opened
-        self.loop.call_soon_threadsafe(self.queue.put_nowait, event)
-
-    def send(self, update: SessionUpdate) -> None:
-        self.queue.put_nowait(update)
-
-    async def flush(self) -> None:
-        """Until every update queued so far is sent."""
-        sent: asyncio.Future[None] = self.loop.create_future()
-        self.queue.put_nowait(sent)
-        await sent
-
-    async def close(self) -> None:
-        self.queue.put_nowait(None)
-        await self._pump
-
-    async def _send_all(self) -> None:
-        while True:
-            items = [await self.queue.get()]
-            while not self.queue.empty():  # what came meanwhile goes out together
-                items.append(self.queue.get_nowait())
-            batch: list[SessionUpdate] = []
-            for item in items:
-                if isinstance(item, Event):
-                    try:
-                        batch.extend(self.updates(item))
-                    except Exception:  # a bug here must cost one update, not the prompt's end
-                        log.exception("rlm_kernel.acp: showing a %s event failed", item.kind)
-                elif isinstance(item, asyncio.Future):
-                    await self._send(batch)
-                    batch = []
-                    if not item.done():
-                        item.set_result(None)
-                elif item is None:
-                    await self._send(batch)
-                    return
-                else:
-                    batch.append(item)
-            await self._send(batch)
-
-    async def _send(self, batch: list[SessionUpdate]) -> None:
-        for update in coalesce(batch):
-            if isinstance(update, AgentMessageChunk) and isinstance(update.content, TextContentBlock):
-                self.said.append(update.content.text)
-            if self._broken:
-                return
-            try:
-                await self.agent.client.session_update(session_id=self.session.id, update=update)
-            except Exception:  # the client went away: the run goes on to its end, unseen
-                log.warning("rlm_kernel.acp: sending an update failed; no more are sent", exc_info=True)
-                self._broken = True
-
-    # -- the human's say ---------------------------------------------------------------------
-    async def approve(self, step: int, code: str) -> str:
-        """The driver's approval hook, awaited on the run's loop before each step."""
-        mode = self.session.mode
-        if mode == "auto":
-            return code
-        why = risk_of(code) if mode == "confirm-risky" else "you asked to see each step"
-        if why is None:
-            return code
-        asking = asyncio.run_coroutine_threadsafe(self._ask(step, why), self.loop)
-        self._asking = asking
-        try:
-            allowed = await asyncio.wrap_future(asking)
-        finally:
-            self._asking = None
-        return code if allowed else not_run(why)
-
-    async def _ask(self, step: int, why: str) -> bool:
-        await self.flush()  # the step's tool call reaches the client before the question about it
-        try:
-            response = await self.agent.client.request_permission(
-                session_id=self.session.id, tool_call=self.updates.permission_call(step, why), options=OPTIONS
-            )
-        except Exception as exc:  # noqa: BLE001 - a client that cannot be asked: the step does not run
-            log.warning("rlm_kernel.acp: asking the client failed: %s", exc)
-            self.send(self.updates.denied(step))
-            return False
-        outcome = response.outcome
-        chosen = outcome.option_id if isinstance(outcome, AllowedOutcome) else None
-        if chosen == ALLOW_ALWAYS:
-            self.session.mode = "auto"
-            self.send(update_current_mode("auto"))
-        if chosen in (ALLOW, ALLOW_ALWAYS):
-            return True
-        self.send(self.updates.denied(step))
-        return False
-
-    # -- stopping ------------------------------------------------------------------------------
-    def started(self, task: asyncio.Task[RLMResult]) -> bool:
-        """The run's task, on the run's loop; False when a cancel came first (it must not start)."""
-        with self._lock:
-            if self.cancelled:
-                return False
-            self._run = (asyncio.get_running_loop(), task)
-            return True
-
-    async def cancel(self) -> None:
-        """Stop the run: its calls in flight, the permission it waits for, and the driver's wait
-        on a step, which a step blocked in C (a long ``time.sleep``) would otherwise hold."""
-        with self._lock:
-            self.cancelled = True
-            run = self._run
-        await asyncio.to_thread(self.session.rlm.cancel)  # waits a moment for calls to record their end
-        asking = self._asking
-        if asking is not None:
-            asking.cancel()  # the driver waited on the human: it ends now
-            return
-        # Cancelling the driver's task is for a step that outlives the stop, and only for it: a
-        # second cancel while the driver winds down would fail its loop.
-        if run is not None and not await asyncio.to_thread(self._no_step.wait, STEP_GRACE_S):
-            loop, task = run
-            with contextlib.suppress(RuntimeError):  # the run's loop closed: the run had ended
-                loop.call_soon_threadsafe(task.cancel)
-
-    def stop_reason(self) -> str:
-        ended = self.updates.ended
-        if self.cancelled or (ended is not None and ended.stop in _STOPPED):
-            return "cancelled"
-        if ended is not None and ended.stop == "max_iterations":
-            return "max_turn_requests"
-        return "end_turn"
 
 
 class RLMAgent:
@@ -345,7 +132,7 @@ class RLMAgent:
         )
         self._client: Client | None = None
         self._capabilities = ClientCapabilities()
-        self._sessions: dict[str, _Session] = {}
+        self._sessions: dict[str, AgentSession] = {}
 
     def on_connect(self, conn: Client) -> None:
         self._client = conn
@@ -387,7 +174,7 @@ class RLMAgent:
             raise RequestError.internal_error({"message": self.redactor.text(str(exc))}) from None
         session_id = f"rlm-{uuid.uuid4().hex[:12]}"
         record = Record(session_id, cwd, self.mode)
-        session = self._sessions[session_id] = _Session(record, rlm, list(servers.values()))
+        session = self._sessions[session_id] = AgentSession(record, rlm, list(servers.values()))
         session.notes = [f"MCP server not used: {line}." for line in left_out]
         await self._save(session)  # loadable from now on, though nothing was asked yet
         return NewSessionResponse(session_id=session_id, modes=self._modes(self.mode))
@@ -409,7 +196,7 @@ class RLMAgent:
             for server in servers.values():
                 server.close()
             raise RequestError.internal_error({"message": self.redactor.text(str(exc))}) from None
-        session = _Session(record, rlm, list(servers.values()), loaded=True)
+        session = AgentSession(record, rlm, list(servers.values()), loaded=True)
         runs = [(t.run_id, t.trajectory) for t in record.turns if t.run_id and t.trajectory]
         session.follows = await asyncio.to_thread(followup_of, runs)  # type: ignore[arg-type]
         session.notes = [f"MCP server not used: {line}." for line in left_out]
@@ -452,7 +239,7 @@ class RLMAgent:
                     session_id=record.session_id, update=update_agent_message_text(turn.answer)
                 )
 
-    async def _save(self, session: _Session) -> None:
+    async def _save(self, session: AgentSession) -> None:
         """Save the session's record; a record that cannot be written costs the load, not the chat."""
         if self.store is None:
             return
@@ -481,7 +268,7 @@ class RLMAgent:
         session = self._session(session_id)
         async with session.lock:
             read = await read_prompt(prompt, self._reader(session_id))
-            turn = session.turn = _Turn(self, session)
+            turn = session.turn = Turn(session, self.client, self.redactor.text)
             result: RLMResult | None = None
             try:
                 if not session.told:
@@ -517,7 +304,7 @@ class RLMAgent:
             session.close()
 
     # -- helpers -------------------------------------------------------------------------------
-    def _keep(self, session: _Session, prompt: list[Any], turn: _Turn, result: RLMResult | None) -> None:
+    def _keep(self, session: AgentSession, prompt: list[Any], turn: Turn, result: RLMResult | None) -> None:
         """The prompt, as the chat showed it, in the session's record; and the context it left."""
         record = session.record
         log_path = result.log_path if result is not None else None
@@ -532,7 +319,7 @@ class RLMAgent:
         if session.repl is not None:
             record.context = saved_context(session.repl.context, self.redactor)
 
-    def _session(self, session_id: str) -> _Session:
+    def _session(self, session_id: str) -> AgentSession:
         try:
             return self._sessions[session_id]
         except KeyError:
@@ -558,7 +345,7 @@ class RLMAgent:
         )
 
     @staticmethod
-    def _answer(session: _Session, read: Prompt, turn: _Turn) -> RLMResult | None:
+    def _answer(session: AgentSession, read: Prompt, turn: Turn) -> RLMResult | None:
         """In a worker thread: the run, on an event loop of its own; None when cancelled first."""
         for model in models.bundled_models(session.rlm.config):  # a first fetch, its bar on stderr
             models.fetch(model)
@@ -573,7 +360,7 @@ class RLMAgent:
                 question, context = None, read.question
             session.repl = session.rlm.session(context)
             if session.follows is not None:
-                _go_on(session.repl, session.follows)
+                session.repl.resume(session.follows)
                 question = f"{RELOADED}\n\n{question}" if question else RELOADED
             session.loaded, session.follows = False, None
         elif read.context is not None:
@@ -596,15 +383,6 @@ class RLMAgent:
 
 # A saved prompt's block, read back (text or a link: what shown_blocks keeps).
 _BLOCK: TypeAdapter[Any] = TypeAdapter(TextContentBlock | ResourceContentBlock)
-
-
-def _go_on(repl: Session, follows: Followup) -> None:
-    """The session's next question goes on from ``follows``, a conversation of an earlier process,
-    as :class:`~rlm_kernel.session.Session` goes on from its own last run (its ``_follows``: the
-    session offers no other way in); its runs keep naming the session they began in."""
-    if follows.session:
-        repl.session_id = follows.session
-    repl._follows = follows
 
 
 def _usage(result: RLMResult | None) -> Usage | None:
