@@ -2,7 +2,9 @@
 
 Shared by the browser tests (``tests/browser``) and the documentation's screenshots (``docs/screenshots.py``).
 JupyterLab runs in its own temporary root, settings, workspaces and runtime folders; the kernels it
-starts inherit ``OPENAI_BASE_URL`` and friends, so they talk to the scripted server.
+starts inherit ``OPENAI_BASE_URL`` and friends, so they talk to the scripted server. Real-time
+collaboration is off (``YDocExtension.disable_rtc``) where jupyter-collaboration is installed,
+so every lab is the one the tests were written for, unless a test asks for ``collaboration``.
 """
 
 from __future__ import annotations
@@ -90,8 +92,12 @@ def running_lab(
     theme: str = "light",
     extra_args: Sequence[str] = (),
     timeout: float = 120,
+    collaboration: bool = False,
 ) -> Iterator[Lab]:
-    """Start ``jupyter lab`` in ``tmp`` (notebooks go in ``lab.root_dir``), wait until it answers, stop it after."""
+    """Start ``jupyter lab`` in ``tmp`` (notebooks go in ``lab.root_dir``), wait until it answers, stop it after.
+
+    ``collaboration``: real-time collaboration on (jupyter-collaboration's ``jupyter_server_ydoc``,
+    where it is installed): notebooks and chats are shared documents the server holds live."""
     root_dir = tmp / "notebooks"
     root_dir.mkdir()
     write_settings(tmp / "settings", theme)
@@ -125,6 +131,10 @@ def running_lab(
         "--LabApp.expose_app_in_browser=True",
         "--JupyterNotebookApp.expose_app_in_browser=True",  # Notebook 7, where it is installed
         "--LabApp.news_url=None",
+        # Off, the extension still tells the page (disableRTC) to load files as without it.
+        f"--YDocExtension.disable_rtc={not collaboration}",
+        f"--SQLiteYStore.db_path={tmp / 'ystore.db'}",  # else in the current folder
+        f"--BaseFileIdManager.db_path={tmp / 'file_id.db'}",  # else in the user's data folder
         *extra_args,
     ]
     with open(log, "w") as log_file:

@@ -6,6 +6,9 @@ Which notebook: one the message attaches, else the notebook beside the chat with
 the notebook's own: the same magic, settings (``%config RLMMagics``, ``RLM_*``) and trajectory on
 disk as a ``%%rlm`` cell. Each chat is one ``--session``: a follow-up goes on in the same REPL
 and conversation, over the variables last named. Stop interrupts the kernel.
+
+Where the server holds the notebook live (jupyter-collaboration, RTC on) and it is open, the run
+is also shown in a new cell of the notebook, its live widget there (``live_cell.py``).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -20,10 +24,11 @@ from jupyter_ai_persona_manager import BasePersona, PersonaDefaults
 from jupyterlab_chat.models import Message, NewMessage
 
 from .kernel import NotebookKernel
+from .live_cell import LiveCell, live_notebook
 from .request import ChatRequest, cell, missing_line, parse, setup_code
-from .transcript import Transcript
+from .transcript import Transcript, one_line
 
-__all__ = ["AVATAR", "RLMPersona", "find_notebook_kernel"]
+__all__ = ["AVATAR", "ChatNotebook", "RLMPersona", "find_notebook_kernel"]
 
 AVATAR = str(Path(__file__).with_name("avatar.svg"))
 _EVERY = 0.25  # seconds between updates of the streamed message
@@ -37,6 +42,7 @@ class RLMPersona(BasePersona):
         super().__init__(*args, **kwargs)
         self.variables: tuple[str, ...] = ()  # the last ones named: a follow-up's context
         self.running: NotebookKernel | None = None
+        self._where = ""  # the line that says where the run is shown live, if it is
 
     @property
     def defaults(self) -> PersonaDefaults:
@@ -54,6 +60,10 @@ class RLMPersona(BasePersona):
         serverapp = self.parent.parent.serverapp
         attached = [str(getattr(a, "value", "")) for a in (self.chat.get_attachments() or {}).values()]
         return await find_notebook_kernel(serverapp, self.get_chat_path(relative=True), attached)
+
+    async def live_notebook(self, path: str) -> Any | None:
+        """The notebook at ``path`` as the server holds it live (a ``YNotebook``), or None."""
+        return await live_notebook(self.parent.parent.serverapp, path)
 
     def session_name(self) -> str:
         """This chat's ``--session``: one REPL and conversation per chat."""
@@ -99,23 +109,51 @@ class RLMPersona(BasePersona):
             await self.running.interrupt()
 
     async def _run(self, kernel: NotebookKernel, request: ChatRequest) -> None:
-        """The cell run in the kernel, its messages folded into one chat message updated in place."""
+        """The cell run in the kernel, its messages folded into one chat message updated in place,
+        and its outputs put into a new cell of the live notebook where there is one."""
+        code = cell(request, session=self.session_name())
+        live = await self._live_cell(kernel, code)
         transcript = Transcript(variables=request.variables)
-        msg_id = self.chat.add_message(NewMessage(body=transcript.markdown(), sender=self.id))
-        shown, last = transcript.markdown(), 0.0
+        self._where = _shown_in(kernel) if live is not None else ""
+        msg_id = self.chat.add_message(NewMessage(body=self._body(transcript), sender=self.id))
+        shown, last = self._body(transcript), 0.0
         self.running = kernel
         self.set_status("is running the RLM...")
         try:
-            async for msg in kernel.run(cell(request, session=self.session_name())):
+            async for msg in kernel.run(code):
+                if live is not None:
+                    live.feed(msg)
                 if transcript.feed(msg) and time.monotonic() - last >= _EVERY:
                     shown, last = self._show(msg_id, transcript, shown), time.monotonic()
         finally:
             self.running = None
+            if live is not None:
+                live.finish()
             self.clear_status()
             self._show(msg_id, transcript, shown)
 
-    def _show(self, msg_id: str, transcript: Transcript, shown: str) -> str:
+    async def _live_cell(self, kernel: NotebookKernel, code: str) -> LiveCell | None:
+        """A new cell for the run in the live notebook; None where the server holds none."""
+        path = getattr(kernel, "path", None)
+        if not path:
+            return None
+        try:
+            notebook = await self.live_notebook(path)
+            return LiveCell.insert(notebook, code) if notebook is not None else None
+        except Exception:  # no cell is no reason to fail the chat
+            self.log.warning("No cell for the run in %s", path, exc_info=True)
+            return None
+
+    def _body(self, transcript: Transcript) -> str:
+        """The chat's text: the transcript, with the line that says where the run is shown."""
         body = transcript.markdown()
+        if not self._where:
+            return body
+        head, _, rest = body.partition("\n\n")
+        return "\n\n".join(part for part in (head, self._where, rest) if part)
+
+    def _show(self, msg_id: str, transcript: Transcript, shown: str) -> str:
+        body = self._body(transcript)
         if body != shown:
             update = Message(id=msg_id, body=body, time=time.time(), sender=self.id, raw_time=False)
             self.chat.update_message(update, append=False)
@@ -139,7 +177,21 @@ async def find_notebook_kernel(serverapp: Any, chat_path: str, attached: list[st
     kernel_id = notebooks[chosen]
     manager = serverapp.kernel_manager
     client = manager.get_kernel(kernel_id).client()
-    return NotebookKernel(client, lambda: _maybe_await(manager.interrupt_kernel(kernel_id)))
+    return ChatNotebook(client, lambda: _maybe_await(manager.interrupt_kernel(kernel_id)), chosen)
+
+
+class ChatNotebook(NotebookKernel):
+    """The kernel of the chat's notebook, with the notebook's path (where its live cell goes)."""
+
+    def __init__(self, client: Any, interrupt: Callable[[], Awaitable[Any]], path: str) -> None:
+        super().__init__(client, interrupt)
+        self.path = path
+
+
+def _shown_in(kernel: NotebookKernel) -> str:
+    """The chat's line that says where the run is shown live."""
+    name = PurePosixPath(str(getattr(kernel, "path", ""))).name
+    return f"The run is shown live in a new cell at the end of {one_line(name)}."
 
 
 async def _maybe_await(value: Any) -> Any:

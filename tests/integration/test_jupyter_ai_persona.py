@@ -1,7 +1,9 @@
 """The RLM persona of Jupyter AI's chat, driven as the chat drives it (``on_message``), against a
 real stock kernel (jupyter_client) and the scripted LM server: the answer streamed into a real
 chat document (jupyterlab_chat's YChat), the trajectory on disk, Stop, a missing variable, a
-follow-up in the same session, and no payload or key in the chat."""
+follow-up in the same session, and no payload or key in the chat; with no real-time collaboration,
+no cell and the chat as it is; with a live notebook (a ``YNotebook``, as jupyter-collaboration holds
+an open one), the run's cell in it: the live widget, then the static view and the answer."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -23,8 +27,10 @@ from scripted_server import Reply, Script, ScriptedServer
 from test_jupyter_ai_transcript import inert
 
 from rlm_kernel.jupyter_ai.kernel import NotebookKernel
-from rlm_kernel.jupyter_ai.persona import RLMPersona
+from rlm_kernel.jupyter_ai.live_cell import live_notebook
+from rlm_kernel.jupyter_ai.persona import ChatNotebook, RLMPersona
 
+WIDGET = "application/vnd.jupyter.widget-view+json"
 PAYLOADS = json.loads((Path(__file__).parents[1] / "data" / "payloads.json").read_text())["payloads"]
 
 
@@ -55,7 +61,8 @@ def kernel(server: ScriptedServer, log_dir: Path) -> Iterator[KernelSession]:
 class Chat:
     """A chat document with the persona in it, the persona's kernel that of ``kernel``."""
 
-    def __init__(self, kernel: KernelSession) -> None:
+    def __init__(self, kernel: KernelSession, path: str | None = None) -> None:
+        """``path``: the notebook's, as the server's sessions give it (its live cell goes there)."""
         self.doc = YChat()
         self.persona = RLMPersona(chat=self.doc)
         self.session = kernel
@@ -63,7 +70,8 @@ class Chat:
         async def notebook_kernel(message: Message) -> NotebookKernel:
             client = AsyncKernelClient()
             client.load_connection_info(kernel.km.get_connection_info())
-            return NotebookKernel(client, lambda: asyncio.to_thread(kernel.km.interrupt_kernel))
+            interrupt = lambda: asyncio.to_thread(kernel.km.interrupt_kernel)  # noqa: E731
+            return ChatNotebook(client, interrupt, path) if path else NotebookKernel(client, interrupt)
 
         self.persona.notebook_kernel = notebook_kernel  # type: ignore[method-assign]
 
@@ -177,9 +185,11 @@ def test_an_answer_with_a_payload_reaches_the_chat_inert(
     assert key not in reply and "A1b2C3d4" not in reply
 
 
-def test_on_the_rlm_python_kernel_the_chat_gets_the_answer(server: ScriptedServer, log_dir: Path) -> None:
-    """Notebook mode opens no runs-panel comm for a session's question: the answer is the one the
-    cell shows, and the magics' notices."""
+def test_on_the_rlm_python_kernel_the_chat_gets_the_steps_and_the_answer(
+    server: ScriptedServer, log_dir: Path
+) -> None:
+    """Notebook mode tells a session's question over the runs-panel comm too: the chat shows its
+    steps and its answer, with no line about a cell (the request came from no cell)."""
     server.responder = Script(root=[repl("n = len(context)\nprint(n)"), repl("FINAL(n)")])
     with KernelSession("rlm-python", scripted_env(server, log_dir)) as session:
         assert session.execute("report = 'x' * 42")["status"] == "ok"
@@ -187,4 +197,148 @@ def test_on_the_rlm_python_kernel_the_chat_gets_the_answer(server: ScriptedServe
         asyncio.run(chat.say("@RLM how long is it? @report"))
     [reply] = chat.replies()
     assert reply.startswith("RLM over `report`") and reply.endswith("**Answer**:\n\n42\n"), reply
-    assert "Step 1" not in reply  # the steps are told to the notebook only
+    assert "**Step 1** (done" in reply and "**Step 2** (done" in reply, reply
+    assert "cell" not in reply, reply
+
+
+def _server(**settings: Any) -> Any:
+    return SimpleNamespace(web_app=SimpleNamespace(settings=settings))
+
+
+class _NoDocument:
+    disable_rtc = True  # jupyter_server_ydoc installed, RTC turned off
+
+    async def get_document(self, **kwargs: Any) -> Any:
+        raise AssertionError("no live document is asked for with RTC off")
+
+
+@pytest.mark.parametrize("settings", [{}, {"jupyter_server_ydoc": _NoDocument()}], ids=["none", "disabled"])
+def test_with_no_real_time_collaboration_there_is_no_cell_and_the_chat_is_as_before(
+    kernel: KernelSession, server: ScriptedServer, settings: dict[str, Any]
+) -> None:
+    server.responder = Script(root=[repl("FINAL('Acme')")])
+    chat = Chat(kernel, path="report.ipynb")
+    asked: list[str] = []
+
+    async def live(path: str) -> Any:
+        asked.append(path)
+        return await live_notebook(_server(**settings), path)
+
+    chat.persona.live_notebook = live  # type: ignore[method-assign]
+    asyncio.run(chat.say("@RLM which supplier was late? @report"))
+    [reply] = chat.replies()
+    assert asked == ["report.ipynb"]
+    assert reply.startswith("RLM over `report` · gpt\\-4o\\-mini\n\n**Step 1**"), reply
+    assert "new cell" not in reply and reply.endswith("**Answer**:\n\nAcme\n")
+
+
+def test_with_a_live_notebook_the_run_gets_a_cell_with_its_widget_then_its_answer(
+    kernel: KernelSession, server: ScriptedServer
+) -> None:
+    """The live document as jupyter_server_ydoc gives it (``get_document(copy=False)``): a cell at
+    its end with the command run, the live widget's display (ipywidgets, with its model id) while the
+    run goes, then the static view with the trajectory and the answer, as a ``%%rlm`` cell has."""
+    from jupyter_ydoc import YNotebook
+
+    notebook = YNotebook()
+    notebook.set(
+        {
+            "cells": [
+                {
+                    "cell_type": "code",
+                    "source": "report = ...",
+                    "metadata": {},
+                    "outputs": [],
+                    "execution_count": 1,
+                }
+            ],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    )
+    widgets: list[dict[str, Any]] = []
+    states: list[str] = []
+
+    def seen(target: str, event: Any) -> None:
+        if target == "cells" and notebook.cell_number == 2:
+            states.append(str(notebook.ycells[1].get("execution_state")))
+            outputs = notebook.get()["cells"][1]["outputs"]
+            widgets.extend(o["data"] for o in outputs if WIDGET in o.get("data", {}))
+
+    notebook.observe(seen)
+    calls: list[dict[str, Any]] = []
+
+    class Collaboration:
+        disable_rtc = False
+
+        async def get_document(self, **kwargs: Any) -> Any:
+            calls.append(kwargs)
+            return notebook
+
+    server.responder = Script(
+        root=[repl("late = 'Acme and Cobalt'\nprint(len(context), late)"), repl("FINAL(late)")]
+    )
+    chat = Chat(kernel, path="work/report.ipynb")
+    chat.persona.live_notebook = lambda path: live_notebook(
+        _server(jupyter_server_ydoc=Collaboration()), path
+    )  # type: ignore[method-assign]
+    asyncio.run(chat.say("@RLM which suppliers missed a deadline? @report"))
+    assert calls == [
+        {"path": "work/report.ipynb", "content_type": "notebook", "file_format": "json", "copy": False}
+    ]
+    [reply] = chat.replies()
+    head, line, _ = reply.split("\n\n", 2)
+    assert (
+        head.startswith("RLM over `report`")
+        and line == "The run is shown live in a new cell at the end of report\\.ipynb."
+    )
+    assert reply.endswith("**Answer**:\n\nAcme and Cobalt\n")
+    first, run = notebook.get()["cells"]
+    assert first["source"] == "report = ..."
+    assert run["source"].startswith("%%rlm -c report --out _rlm_chat --session chat_")
+    assert run["source"].endswith("\nwhich suppliers missed a deadline?")
+    assert run["metadata"] == {"trusted": True} and notebook.ycells[1]["execution_state"] == "idle"
+    assert "running" in states
+    assert widgets and all(w[WIDGET]["model_id"] and "text/plain" in w for w in widgets), widgets
+    shown = [o for o in run["outputs"] if o["output_type"] == "display_data"]
+    assert not any(WIDGET in o["data"] for o in shown)  # the widget's place: the static view
+    view, answer = shown
+    assert "Step 2" in view["data"]["text/html"] and "rlm_kernel" in view["metadata"], view["metadata"].keys()
+    assert answer["data"]["text/plain"] == "Acme and Cobalt"
+
+
+def test_a_live_cell_keeps_outputs_as_the_lab_does_and_lets_go_of_a_deleted_cell() -> None:
+    """Streams merge (a carriage return overwrites its line), a display's update replaces it in
+    place, and once the user deletes the cell its run's messages change nothing and raise nothing."""
+    from jupyter_ydoc import YNotebook
+
+    from rlm_kernel.jupyter_ai.live_cell import LiveCell
+
+    notebook = YNotebook()
+    notebook.set({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    live = LiveCell.insert(notebook, "%%rlm -c report\nwhich?")
+    for kind, content in [
+        ("stream", {"name": "stdout", "text": "10%\r"}),
+        ("stream", {"name": "stdout", "text": "\r100%\ndone\n"}),
+        (
+            "display_data",
+            {"data": {WIDGET: {"model_id": "m1"}, "text/plain": "VBox()"}, "transient": {"display_id": "d"}},
+        ),
+        (
+            "update_display_data",
+            {"data": {"text/html": "<p>run</p>"}, "metadata": {"k": 1}, "transient": {"display_id": "d"}},
+        ),
+        ("error", {"ename": "UsageError", "evalue": "no", "traceback": ["no"]}),
+    ]:
+        live.feed({"msg_type": kind, "content": content})
+    [cell] = notebook.get()["cells"][-1:]
+    assert [o["output_type"] for o in cell["outputs"]] == ["stream", "display_data", "error"]
+    assert cell["outputs"][0]["text"] == "100%\ndone\n"
+    assert cell["outputs"][1]["data"] == {"text/html": "<p>run</p>"} and cell["outputs"][1]["metadata"] == {
+        "k": 1
+    }
+    del notebook.ycells[len(notebook.ycells) - 1]
+    live.feed({"msg_type": "stream", "content": {"name": "stdout", "text": "more\n"}})
+    live.finish()
+    assert not live.alive and all("%%rlm" not in c["source"] for c in notebook.get()["cells"])
