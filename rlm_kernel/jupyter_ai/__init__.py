@@ -5,6 +5,7 @@ variable of the chat's notebook, in that notebook's kernel (docs/jupyter-ai.md).
     request.py     a chat message as a question and the variables it names; the cell it runs
     transcript.py  the kernel's messages about a run folded into one safe chat message
     kernel.py      the notebook's kernel: its names, a cell run and its messages, an interrupt
+    live_cell.py   the run's cell in the open notebook, through the live (collaborative) document
     persona.py     the persona: finds the notebook, runs the cell, streams, stops
 """
 
