@@ -101,10 +101,9 @@ class SessionStore:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 json.dump(data, f, ensure_ascii=False)
             os.replace(temp, path)
-        except BaseException:
+        finally:  # written: the name is gone already; else the half-written file goes
             with contextlib.suppress(OSError):
                 os.unlink(temp)
-            raise
 
     def load(self, session_id: str) -> Record | None:
         """The saved session; None when there is none. A record that cannot be read: RecordError."""

@@ -18,7 +18,10 @@ the notebook not open (no live room), there is no cell.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
+
+from ..foreign import attempt, settled
 
 __all__ = ["LiveCell", "live_notebook"]
 
@@ -34,12 +37,13 @@ async def live_notebook(serverapp: Any, path: str) -> Any | None:
     collaboration = settings.get("jupyter_server_ydoc")
     if collaboration is None or getattr(collaboration, "disable_rtc", False):
         return None
-    try:  # copy=False: the room's own document; create=False (the default): never a new room
-        notebook = await collaboration.get_document(
-            path=path, content_type="notebook", file_format="json", copy=False
-        )
-    except Exception:  # a provider of another version, a file the id manager cannot index, ...
-        log.warning("The live notebook %s could not be reached: the run gets no cell", path, exc_info=True)
+    # copy=False: the room's own document; create=False (the default): never a new room. A
+    # provider of another version, a file the id manager cannot index, ...: no cell.
+    notebook, error = await settled(
+        collaboration.get_document(path=path, content_type="notebook", file_format="json", copy=False)
+    )
+    if error is not None:
+        log.warning("The live notebook %s could not be reached: the run gets no cell", path, exc_info=error)
         return None
     return notebook if notebook is not None and hasattr(notebook, "ycells") else None
 
@@ -85,24 +89,25 @@ class LiveCell:
 
     def feed(self, msg: dict[str, Any]) -> None:
         """Take one iopub message of the run: its outputs go into the cell."""
-        if not self.alive:
-            return
-        try:
-            with self.notebook.ydoc.transaction():
-                self._feed(msg.get("msg_type"), msg.get("content") or {})
-        except Exception as e:  # the cell deleted, the room gone: the chat goes on without it
-            log.warning("The run's cell %s is no longer updated: %r", self.id, e, exc_info=True)
-            self.alive = False
+        self._edit(lambda: self._feed_all(msg.get("msg_type"), msg.get("content") or {}))
 
     def finish(self) -> None:
         """The run ended: the cell is no longer shown as running."""
+        self._edit(lambda: self.ycell.__setitem__("execution_state", "idle"))
+
+    def _edit(self, change: Callable[[], None]) -> None:
+        """One change of the cell; one that fails (the cell deleted, the room gone) is its last:
+        the chat goes on without the cell."""
         if not self.alive:
             return
-        try:
-            self.ycell["execution_state"] = "idle"
-        except Exception as e:
-            log.warning("The run's cell %s is no longer updated: %r", self.id, e, exc_info=True)
+        _, error = attempt(change)
+        if error is not None:
+            log.warning("The run's cell %s is no longer updated: %r", self.id, error, exc_info=error)
             self.alive = False
+
+    def _feed_all(self, kind: Any, content: dict[str, Any]) -> None:
+        with self.notebook.ydoc.transaction():
+            self._feed(kind, content)
 
     # -- outputs, as JupyterLab's output area keeps them ------------------------------------------
     def _feed(self, kind: Any, content: dict[str, Any]) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 from jupyter_ai_persona_manager import BasePersona, PersonaDefaults
 from jupyterlab_chat.models import Message, NewMessage
 
+from ..foreign import attempt, settled
 from .kernel import NotebookKernel
 from .live_cell import LiveCell, live_notebook
 from .request import ChatRequest, cell, missing_line, parse, setup_code
@@ -137,12 +138,13 @@ class RLMPersona(BasePersona):
         path = getattr(kernel, "path", None)
         if not path:
             return None
-        try:
-            notebook = await self.live_notebook(path)
-            return LiveCell.insert(notebook, code) if notebook is not None else None
-        except Exception:  # no cell is no reason to fail the chat
-            self.log.warning("No cell for the run in %s", path, exc_info=True)
-            return None
+        notebook, error = await settled(self.live_notebook(path))
+        cell = None
+        if notebook is not None:
+            cell, error = attempt(lambda: LiveCell.insert(notebook, code))
+        if error is not None:  # no cell is no reason to fail the chat
+            self.log.warning("No cell for the run in %s", path, exc_info=error)
+        return cell
 
     def _body(self, transcript: Transcript) -> str:
         """The chat's text: the transcript, with the line that says where the run is shown."""
