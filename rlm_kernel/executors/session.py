@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
+from ..foreign import attempt
 from ..runtime import Runtime, StopSignal, default_runtime, wait_future
 from . import bridge
 from .bridge_session import (
@@ -197,10 +198,10 @@ class KernelSession:
         handler = self.handlers.get(call.tag)
         if handler is None:
             return bridge.Value(error="this namespace's run has ended")
-        try:
-            return handler(call)
-        except Exception as exc:  # noqa: BLE001 - a handler runs the host's functions and the user's tools: the code sees a RuntimeError or SubcallTooLarge, the host stays up
-            return bridge.failure(exc)
+        # A handler runs the host's functions and the user's tools: the code sees a RuntimeError
+        # or SubcallTooLarge, the host stays up.
+        value, exc = attempt(lambda: handler(call))
+        return bridge.failure(exc) if exc is not None else value
 
     def _answered(self, frame: int, work: asyncio.Future[bridge.Value]) -> None:
         if work.cancelled():

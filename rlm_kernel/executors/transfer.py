@@ -21,6 +21,7 @@ import uuid
 from typing import Any
 
 from ..errors import ConfigError
+from ..foreign import attempt
 
 __all__ = [
     "PART_BYTES",
@@ -96,13 +97,13 @@ def blob(context: Any) -> tuple[str, bytes]:
 
 
 def _pickle(context: Any, f: Any) -> None:
-    try:
-        pickle.dump(context, f, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception as exc:  # noqa: BLE001 - pickling runs the object's own code: any error means it cannot cross
+    # Pickling runs the object's own code: any error means it cannot cross.
+    _, exc = attempt(lambda: pickle.dump(context, f, protocol=pickle.HIGHEST_PROTOCOL))
+    if exc is not None:
         raise ConfigError(
             f"The context ({type(context).__name__}) cannot be sent to a kernel: {exc}. "
             "Give a str, bytes or picklable object, or use executor='local'."
-        ) from None
+        )
 
 
 # -- the kernel's side, and the layout both share ------------------------------------------------

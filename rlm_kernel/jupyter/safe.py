@@ -33,6 +33,8 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 
+from ..foreign import attempt
+
 __all__ = ["text", "markdown_html", "markdown_source", "allowed_link", "MAX_MARKDOWN_CHARS"]
 
 # Longer answers are shown as plain text: Markdown rendering would stall the view for seconds.
@@ -144,10 +146,10 @@ def markdown_source(value: str) -> str:
     result fails the check that it holds no HTML, image or unsafe link, every punctuation mark is
     escaped instead, so it renders as exactly its text."""
     if len(value) <= MAX_MARKDOWN_CHARS:
-        try:
-            source = mdformat.text(value, extensions=["gfm", _registered()], options={"wrap": "keep"})
-        except Exception:  # noqa: BLE001 - the formatter and its plugins run on LM text: whatever fails, the escaped form below is safe
-            source = None
+        # The formatter and its plugins run on LM text: whatever fails, the escaped form below is safe.
+        source, _ = attempt(
+            lambda: mdformat.text(value, extensions=["gfm", _registered()], options={"wrap": "keep"})
+        )
         if source is not None and _inert(source):
             return source
     return _PUNCTUATION.sub(r"\\\1", value)
