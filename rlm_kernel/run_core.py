@@ -5,6 +5,7 @@ no clock, no ids of its own here either."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -46,11 +47,11 @@ def transition(method: Callable[..., _T]) -> Callable[..., _T]:
     @functools.wraps(method)
     def call(self: RunCore, *args: Any, **kwargs: Any) -> _T:
         self._expect(method.__name__)
-        try:
-            return method(self, *args, **kwargs)
-        except BaseException:  # re-raised: whatever fails mid-call, the run is not left half-updated
-            self.state = State.ERROR
-            raise
+        with contextlib.ExitStack() as undo:  # whatever fails mid-call, the run is not left half-updated
+            undo.callback(setattr, self, "state", State.ERROR)
+            value = method(self, *args, **kwargs)
+            undo.pop_all()
+        return value
 
     return call
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
 import time
 from typing import Any
@@ -21,6 +22,7 @@ from ..errors import RLMError, RunCancelled
 from ..events import Event, RootToken
 from ..executors.base import ExecResult
 from ..executors.local import capture_output
+from ..foreign import attempt
 from ..lm.base import Completion
 from ..lm_calls import call_lm
 from ..messages import (
@@ -174,11 +176,10 @@ class NotebookMode:
         self.runs.check_free()  # before the run opens its trajectory
         run = NotebookRun(self, job, origin_cell, asyncio.get_running_loop())
         self.runs.claim(run)
-        try:
+        with contextlib.ExitStack() as undo:  # a run that did not start gives its claim back
+            undo.callback(self.ended, run)
             run.start()
-        except BaseException:  # a run that did not start gives its claim back, and the error goes on
-            self.ended(run)
-            raise
+            undo.pop_all()
         return run
 
     def ended(self, run: NotebookRun) -> None:
@@ -315,13 +316,14 @@ class NotebookRun:
         """A branch's inherited steps run here, in the notebook's namespace, before its first
         proposal: their cells are the run's it continues."""
         while isinstance(wait, Execute) and wait.replay:
-            try:
-                outcome = self.parts.executor.execute(wait.code, step=wait.step)
-            except Exception as exc:  # noqa: BLE001 - any executor failure ends the branch, recorded
-                wait = self.loop.throw(RLMError(f"replaying step {wait.step} failed: {exc}"))
-            else:
-                wait = self.loop.send(Ran(wait.code, outcome))
+            wait = self._replayed(wait)
         return wait
+
+    def _replayed(self, step: Execute) -> Wait | Finish:
+        outcome, exc = attempt(lambda: self.parts.executor.execute(step.code, step=step.step))
+        if exc is not None:  # any executor failure ends the branch, recorded
+            return self.loop.throw(RLMError(f"replaying step {step.step} failed: {exc}"))
+        return self.loop.send(Ran(step.code, outcome))
 
     def start(self) -> None:
         self.mode.send(self._started())

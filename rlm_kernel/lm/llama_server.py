@@ -169,11 +169,10 @@ class LlamaServer:
                 raise LocalServerError(self._start_failure(xllamacpp, exc)) from None
             url = str(self._server.listening_address).rstrip("/")
             self._url = url if url.startswith("http") else "http://" + url
-            try:
+            with contextlib.ExitStack() as undo:  # undone on any failure, Ctrl-C included, and re-raised
+                undo.callback(self._release)
                 self._wait_healthy(deadline=started + timeout, timeout=timeout)
-            except BaseException:  # undone on any failure, Ctrl-C included, and re-raised
-                self._release()
-                raise
+                undo.pop_all()
             return self.base_url
 
     def stop(self) -> None:

@@ -194,17 +194,20 @@ def _bind(path: Path) -> socket.socket:
     """A socket listening at ``path``, mode 0600, put in place atomically over a stale one."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
+    with contextlib.ExitStack() as undo:  # undone on any failure, Ctrl-C included, and re-raised
+        undo.callback(_remove, tmp)
+        undo.callback(listener.close)  # first: callbacks run last-in first-out
         listener.bind(str(tmp))
         os.chmod(tmp, 0o600)
         listener.listen(128)
         os.replace(tmp, path)
-    except BaseException:  # undone on any failure, Ctrl-C included, and re-raised
-        listener.close()
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+        undo.pop_all()
     return listener
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink()
 
 
 # -- the client side: leases ----------------------------------------------------------------------
@@ -382,7 +385,9 @@ def _open_lease(key: ServerKey, idle_timeout: float, timeout: float) -> Lease:
 def _spawn(key: ServerKey, sock_path: Path, log_path: Path, idle_timeout: float) -> socket.socket:
     """Bind the socket, queue our lease on it, then start the daemon that will serve it."""
     listener = _bind(sock_path)
-    try:
+    with contextlib.ExitStack() as undo:  # undone on any failure, Ctrl-C included, and re-raised
+        undo.callback(_remove, sock_path)
+        undo.callback(listener.close)  # first: callbacks run last-in first-out
         client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         client.connect(str(sock_path))  # queued until the daemon accepts it, once the model is loaded
         # The last server's log. Appended to: a server still stopping writes after the new one's lines.
@@ -408,11 +413,7 @@ def _spawn(key: ServerKey, sock_path: Path, log_path: Path, idle_timeout: float)
             )
         finally:
             os.close(log_fd)
-    except BaseException:  # undone on any failure, Ctrl-C included, and re-raised
-        listener.close()
-        with contextlib.suppress(OSError):
-            sock_path.unlink()
-        raise
+        undo.pop_all()
     # Only the daemon holds the listening socket now: if it dies, the queued leases read end of file.
     listener.close()
     # Reap it when it ends, while this process lives (no zombie); after, its new parent does.
