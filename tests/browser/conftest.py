@@ -53,16 +53,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-# Module scope, not session: Playwright's sync API keeps an event loop running on the main thread
-# while it is open, and the rest of the suite calls asyncio.run() there.
-@pytest.fixture(scope="module")
+# One LM server and one JupyterLab for every module here (each module's tests share them, as each
+# test sets the responder and opens its own notebook); the browser is a module's own: Playwright's
+# sync API keeps an event loop running on the main thread while it is open, and the rest of the
+# suite calls asyncio.run() there.
+@pytest.fixture(scope="package")
 def lm_server() -> Iterator[ScriptedServer]:
     """The scripted LM server every kernel talks to; tests set ``responder`` and read ``requests``."""
     with ScriptedServer() as server:
         yield server
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def lab(lm_server: ScriptedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     tmp = tmp_path_factory.mktemp("lab")
     extra: list[str] = []
