@@ -15,6 +15,7 @@ import concurrent.futures
 import contextlib
 import threading
 import time
+from functools import partial
 from typing import Any
 
 from ..engine import LM_CALLS, AskRoot, Compact, Execute, Finish, Verify
@@ -316,14 +317,11 @@ class NotebookRun:
         """A branch's inherited steps run here, in the notebook's namespace, before its first
         proposal: their cells are the run's it continues."""
         while isinstance(wait, Execute) and wait.replay:
-            wait = self._replayed(wait)
+            outcome, exc = attempt(partial(self.parts.executor.execute, wait.code, step=wait.step))
+            if exc is not None:  # any executor failure ends the branch, recorded
+                return self.loop.throw(RLMError(f"replaying step {wait.step} failed: {exc}"))
+            wait = self.loop.send(Ran(wait.code, outcome))
         return wait
-
-    def _replayed(self, step: Execute) -> Wait | Finish:
-        outcome, exc = attempt(lambda: self.parts.executor.execute(step.code, step=step.step))
-        if exc is not None:  # any executor failure ends the branch, recorded
-            return self.loop.throw(RLMError(f"replaying step {step.step} failed: {exc}"))
-        return self.loop.send(Ran(step.code, outcome))
 
     def start(self) -> None:
         self.mode.send(self._started())
