@@ -15,24 +15,29 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from jupyter_ai_persona_manager import BasePersona, PersonaDefaults
+from jupyter_ai_persona_manager.awareness_models import SettingConfiguration, SettingOption, Usage
 from jupyterlab_chat.models import Message, NewMessage
 
+from ..config import RLMConfig
 from ..foreign import attempt, settled
+from ..usage import Tally
 from .kernel import NotebookKernel
 from .live_cell import LiveCell, live_notebook
-from .request import ChatRequest, cell, missing_line, parse, setup_code
+from .request import SETTINGS, ChatRequest, cell, missing_line, parse, setup_code
 from .transcript import Transcript, one_line
 
 __all__ = ["AVATAR", "ChatNotebook", "RLMPersona", "find_notebook_kernel"]
 
 AVATAR = str(Path(__file__).with_name("avatar.svg"))
 _EVERY = 0.25  # seconds between updates of the streamed message
+NEW_SETTINGS = "New settings: this question starts a new session (its REPL and conversation start over)."
 _HOW = "Name a variable of the notebook: `@RLM which suppliers missed a deadline? @report`"
 
 
@@ -43,7 +48,9 @@ class RLMPersona(BasePersona):
         super().__init__(*args, **kwargs)
         self.variables: tuple[str, ...] = ()  # the last ones named: a follow-up's context
         self.running: NotebookKernel | None = None
-        self._where = ""  # the line that says where the run is shown live, if it is
+        self._where = ""  # the persona's line under the head: where the run is shown, new settings
+        self.spent = Tally()  # the chat's runs, all of them
+        self._session: str | None = None  # the session of the last question
 
     @property
     def defaults(self) -> PersonaDefaults:
@@ -54,6 +61,23 @@ class RLMPersona(BasePersona):
             avatar_path=AVATAR,
             system_prompt="The RLM persona runs %%rlm in the notebook's kernel; it has no prompt here.",
         )
+
+    # -- settings and usage, in Jupyter AI's persona controls ---------------------------------------
+    async def prepare(self) -> None:
+        """Offer the run's settings that fit a chat (:data:`~.request.SETTINGS`), each unset: the
+        notebook's own, until chosen in the chat."""
+        chosen = self.options()  # kept where the persona is prepared again
+        self.report_settings_configuration(
+            [_setting(key, values, chosen.get(key)) for key, values in SETTINGS.items()]
+        )
+
+    async def update_settings(self, settings: dict[str, str | None]) -> None:
+        """Chosen in the chat: the next runs use them (a value not offered is ignored)."""
+
+    def options(self) -> dict[str, str]:
+        """The settings chosen in the chat, as the cell's options."""
+        chosen = self.get_settings()
+        return {key: value for key, value in chosen.items() if value in SETTINGS.get(key, {})}
 
     # -- hooks a test or another server may replace ------------------------------------------------
     async def notebook_kernel(self, message: Message) -> NotebookKernel | str:
@@ -67,12 +91,14 @@ class RLMPersona(BasePersona):
         return await live_notebook(self.parent.parent.serverapp, path)
 
     def session_name(self) -> str:
-        """This chat's ``--session``: one REPL and conversation per chat."""
+        """This chat's ``--session``: one REPL and conversation per chat and settings (a session
+        keeps the settings of its first question, so settings chosen later start another)."""
         try:
             path = self.get_chat_path()
         except AttributeError:  # a chat with no manager (a test's): one session per persona
             path = str(id(self))
-        return "chat_" + hashlib.sha256(path.encode()).hexdigest()[:10]
+        key = path + json.dumps(self.options(), sort_keys=True)
+        return "chat_" + hashlib.sha256(key.encode()).hexdigest()[:10]
 
     # -- the persona's API ------------------------------------------------------------------------
     async def process_message(self, message: Message) -> None:
@@ -112,10 +138,19 @@ class RLMPersona(BasePersona):
     async def _run(self, kernel: NotebookKernel, request: ChatRequest) -> None:
         """The cell run in the kernel, its messages folded into one chat message updated in place,
         and its outputs put into a new cell of the live notebook where there is one."""
-        code = cell(request, session=self.session_name())
+        session = self.session_name()
+        code = cell(request, session=session, options=self.options())
         live = await self._live_cell(kernel, code)
         transcript = Transcript(variables=request.variables)
-        self._where = _shown_in(kernel) if live is not None else ""
+        self._where = " ".join(
+            line
+            for line in (
+                _shown_in(kernel) if live is not None else "",
+                NEW_SETTINGS if self._session not in (None, session) else "",
+            )
+            if line
+        )
+        self._session = session
         msg_id = self.chat.add_message(NewMessage(body=self._body(transcript), sender=self.id))
         shown, last = self._body(transcript), 0.0
         self.running = kernel
@@ -132,6 +167,7 @@ class RLMPersona(BasePersona):
                 live.finish()
             self.clear_status()
             self._show(msg_id, transcript, shown)
+            self._report(transcript)
 
     async def _live_cell(self, kernel: NotebookKernel, code: str) -> LiveCell | None:
         """A new cell for the run in the live notebook; None where the server holds none."""
@@ -145,6 +181,19 @@ class RLMPersona(BasePersona):
         if error is not None:  # no cell is no reason to fail the chat
             self.log.warning("No cell for the run in %s", path, exc_info=error)
         return cell
+
+    def _report(self, transcript: Transcript) -> None:
+        """The run's LM calls added to the chat's usage, which Jupyter AI shows as the persona's
+        (totals, as the ACP personas report theirs; a cost only while every call's is known)."""
+        run = transcript.usage.total
+        if run.calls == 0:
+            return
+        self.spent.add(run.input_tokens, run.output_tokens, run.cached_tokens, run.cost)
+        total = self.spent
+        cost = {} if total.cost is None else {"cost_amount": total.cost, "cost_currency": "USD"}
+        tokens = {"input_tokens": total.input_tokens, "output_tokens": total.output_tokens}
+        usage = Usage(**tokens, total_tokens=total.tokens, cached_read_tokens=total.cached_tokens, **cost)
+        self.report_usage(usage)
 
     def _body(self, transcript: Transcript) -> str:
         """The chat's text: the transcript, with the line that says where the run is shown."""
@@ -198,3 +247,11 @@ def _shown_in(kernel: NotebookKernel) -> str:
 
 async def _maybe_await(value: Any) -> Any:
     return await value if asyncio.iscoroutine(value) or asyncio.isfuture(value) else value
+
+
+def _setting(key: str, values: dict[str, str], current: str | None) -> SettingConfiguration:
+    """One of the run's settings as Jupyter AI's controls show it: its help, its offered values."""
+    help_text = RLMConfig.__dataclass_fields__[key].metadata.get("help")
+    options = [SettingOption(id=value, name=label) for value, label in values.items()]
+    name = key.replace("_", " ")
+    return SettingConfiguration(id=key, current=current, name=name, description=help_text, options=options)

@@ -11,13 +11,21 @@ from __future__ import annotations
 import difflib
 import keyword
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from .transcript import name as shown
 
-__all__ = ["CONTEXT_NAME", "ChatRequest", "cell", "missing_line", "parse", "setup_code"]
+__all__ = ["CONTEXT_NAME", "SETTINGS", "ChatRequest", "cell", "missing_line", "parse", "setup_code"]
 
+# The RLMConfig settings the persona offers in Jupyter AI's persona controls, each with the values
+# it offers (a value's label); unset, a setting is the notebook's (``%config RLMMagics``, ``RLM_*``).
+# Settings that would wait for a human in a cell (``mode``) or change the session's REPL are not here.
+SETTINGS: dict[str, dict[str, str]] = {
+    "max_iterations": {n: f"{n} root turns" for n in ("5", "10", "20", "40")},
+    "max_timeout": {"60": "1 minute", "300": "5 minutes", "900": "15 minutes", "3600": "1 hour"},
+    "max_concurrency": {n: f"{n} sub-calls at once" for n in ("4", "16", "64")},
+}
 # Where a dict of several variables is bound for the run (the run binds it as `context`).
 CONTEXT_NAME = "_rlm_chat_context"
 _AT_NAME = re.compile(r"(?<![\w@])@([A-Za-z_][A-Za-z0-9_]*)\b")
@@ -72,9 +80,17 @@ def setup_code(variables: tuple[str, ...]) -> str | None:
     return f"{CONTEXT_NAME} = {{{items}}}"
 
 
-def cell(request: ChatRequest, *, session: str, out: str = "_rlm_chat") -> str:
-    """The ``%%rlm`` cell a notebook would run for this request: the same magic, the same settings."""
+def cell(
+    request: ChatRequest, *, session: str, out: str = "_rlm_chat", options: Mapping[str, str] | None = None
+) -> str:
+    """The ``%%rlm`` cell a notebook would run for this request: the same magic, the same settings;
+    ``options`` (the persona's settings, checked against :data:`SETTINGS`) over the notebook's."""
     context = request.variables[0] if len(request.variables) == 1 else CONTEXT_NAME
     # Braces are the magic's placeholders; a chat question's braces are text.
     question = request.question.replace("{", "{{").replace("}", "}}")
-    return f"%%rlm -c {context} --out {out} --session {session}\n{question}"
+    chosen = "".join(
+        f" --{key.replace('_', '-')} {value}"
+        for key, value in (options or {}).items()
+        if value in SETTINGS.get(key, {})  # only a value the persona offers reaches the line
+    )
+    return f"%%rlm -c {context} --out {out} --session {session}{chosen}\n{question}"

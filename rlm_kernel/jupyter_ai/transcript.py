@@ -21,9 +21,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..events import event_from_dict
+from ..foreign import attempt
 from ..jupyter import safe
 from ..messages import COMM_TARGET
 from ..secrets import Redactor, secrets_of
+from ..usage import Usage, is_lm_call
 
 __all__ = ["StepLine", "Transcript", "fenced", "name", "one_line"]
 
@@ -90,6 +93,7 @@ class Transcript:
     stopped: bool = False
     done: bool = False
     run_id: str | None = None
+    usage: Usage = field(default_factory=Usage)  # the run's LM calls, children's included
     _comm: str | None = None
     _open_line: bool = False  # the last printed text ended mid-line (a progress bar redraws it)
     _redactor: Redactor = field(default_factory=lambda: Redactor(secrets_of()))
@@ -158,6 +162,10 @@ class Transcript:
         return False
 
     def _event(self, event: dict[str, Any]) -> None:
+        if event.get("kind") in ("root_reply", "subcall_finished"):
+            known, _ = attempt(lambda: event_from_dict(event))  # the kernel's: a malformed one counts not
+            if known is not None and is_lm_call(known):
+                self.usage.add(known)
         if event.get("run_id") != self.run_id:  # a child run's events count in its parent's step
             return self._child(event)
         kind, step = event.get("kind"), event.get("step")

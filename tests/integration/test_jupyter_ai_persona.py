@@ -28,7 +28,7 @@ from test_jupyter_ai_transcript import inert
 
 from rlm_kernel.jupyter_ai.kernel import NotebookKernel
 from rlm_kernel.jupyter_ai.live_cell import live_notebook
-from rlm_kernel.jupyter_ai.persona import ChatNotebook, RLMPersona
+from rlm_kernel.jupyter_ai.persona import NEW_SETTINGS, ChatNotebook, RLMPersona
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
 PAYLOADS = json.loads((Path(__file__).parents[1] / "data" / "payloads.json").read_text())["payloads"]
@@ -148,6 +148,47 @@ def test_a_follow_up_goes_on_in_the_same_session(kernel: KernelSession, server: 
     assert "RLM over `report`" in second
     # The second root request carries the first question and answer: one conversation.
     assert "how many suppliers were late" in json.dumps(server.requests[-1].body)
+
+
+def test_the_settings_chosen_in_the_chat_reach_the_run_and_its_usage_is_reported(
+    kernel: KernelSession, server: ScriptedServer, log_dir: Path
+) -> None:
+    """Jupyter AI's persona controls: the run's settings that fit a chat are offered with their
+    help; a chosen one is the cell's option, a value not offered goes nowhere; settings changed
+    later start a new session, said in one line; the tokens of the chat's runs are its usage."""
+    server.responder = Script(root=[repl(f"print('still looking', {i})") for i in range(30)])
+    chat = Chat(kernel)
+    asyncio.run(chat.persona.prepare())
+    offered = {s.id: s for s in chat.persona.get_setting_configurations()}
+    assert set(offered) == {"max_iterations", "max_timeout", "max_concurrency"}
+    assert offered["max_iterations"].description == "Root turns before the run must answer"
+    assert all(s.current is None for s in offered.values())  # the notebook's own until chosen
+    spec = {"max_iterations": "5", "max_timeout": "60\nimport os", "max_concurrency": None}
+    asyncio.run(chat.persona.apply_settings_spec(spec))
+    asyncio.run(chat.persona.prepare())  # prepared again: the choice stays
+    assert chat.persona.options() == {"max_iterations": "5"}
+
+    def ended(before: set[Path]) -> tuple[str, int, int]:
+        """The run's stop, its steps, its root replies' input tokens."""
+        [trajectory] = set(log_dir.glob("*.jsonl")) - before
+        events = [json.loads(line) for line in trajectory.read_text().splitlines()]
+        steps = sum(e["kind"] == "step_started" for e in events)
+        return events[-1]["stop"], steps, sum(e["input_tokens"] for e in events if e["kind"] == "root_reply")
+
+    before = set(log_dir.glob("*.jsonl"))
+    asyncio.run(chat.say("@RLM which suppliers missed a deadline? @report"))
+    stop, steps, tokens = ended(before)
+    assert (stop, steps) == ("max_iterations", 5)
+    assert chat.persona.get_usage().input_tokens == tokens > 0
+
+    asyncio.run(chat.persona.apply_settings_spec({"max_iterations": "10"}))
+    before = set(log_dir.glob("*.jsonl"))
+    asyncio.run(chat.say("@RLM and which was on time?"))
+    stop, steps, more = ended(before)
+    assert (stop, steps) == ("max_iterations", 10)
+    first, second = chat.replies()
+    assert NEW_SETTINGS not in first and second.split("\n\n")[1] == NEW_SETTINGS
+    assert chat.persona.get_usage().input_tokens == tokens + more  # the chat's runs add up
 
 
 def test_two_variables_make_one_dict_context(kernel: KernelSession, server: ScriptedServer) -> None:
