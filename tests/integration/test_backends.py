@@ -375,7 +375,8 @@ def test_context_window_from_argument_or_table() -> None:
 
 @pytest.mark.parametrize("kind", BACKENDS)
 def test_sixty_four_concurrent_calls_overlap(kind: str, scripted_server: ScriptedServer) -> None:
-    scripted_server.responder = Script(sub=lambda r: f"answer to {r.last_user}", latency=0.25)
+    # Each reply held 1 s: time enough for all 64 connections to open, on a loaded machine too.
+    scripted_server.responder = Script(sub=lambda r: f"answer to {r.last_user}", latency=1.0)
     lm = make_lm(kind, scripted_server)
 
     async def fan_out(lm: LMClient) -> list[Completion]:
