@@ -164,18 +164,11 @@ class RLMAgent:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
-        servers, left_out = servers_of(mcp_servers or (), cwd)
-        try:
-            # Listing the servers' tools starts them: in a thread, so the connection is still served.
-            rlm = await asyncio.to_thread(self._rlm, servers)
-        except RLMError as exc:
-            for server in servers.values():
-                server.close()
-            raise RequestError.internal_error({"message": self.redactor.text(str(exc))}) from None
+        rlm, servers, notes = await self._opened(mcp_servers, cwd)
         session_id = f"rlm-{uuid.uuid4().hex[:12]}"
         record = Record(session_id, cwd, self.mode)
-        session = self._sessions[session_id] = AgentSession(record, rlm, list(servers.values()))
-        session.notes = [f"MCP server not used: {line}." for line in left_out]
+        session = self._sessions[session_id] = AgentSession(record, rlm, servers)
+        session.notes = notes
         await self._save(session)  # loadable from now on, though nothing was asked yet
         return NewSessionResponse(session_id=session_id, modes=self._modes(self.mode))
 
@@ -189,17 +182,11 @@ class RLMAgent:
             await self._replay(live.record)
             return LoadSessionResponse(modes=self._modes(live.mode))
         record = await self._saved(session_id)
-        servers, left_out = servers_of(mcp_servers or (), cwd)
-        try:
-            rlm = await asyncio.to_thread(self._rlm, servers)
-        except RLMError as exc:
-            for server in servers.values():
-                server.close()
-            raise RequestError.internal_error({"message": self.redactor.text(str(exc))}) from None
-        session = AgentSession(record, rlm, list(servers.values()), loaded=True)
+        rlm, servers, notes = await self._opened(mcp_servers, cwd)
+        session = AgentSession(record, rlm, servers, loaded=True)
         runs = [(t.run_id, t.trajectory) for t in record.turns if t.run_id and t.trajectory]
         session.follows = await asyncio.to_thread(followup_of, runs)  # type: ignore[arg-type]
-        session.notes = [f"MCP server not used: {line}." for line in left_out]
+        session.notes = notes
         if record.turns:
             session.notes.insert(0, RELOADED_NOTE if session.follows or not runs else NO_CONVERSATION)
         record.cwd = cwd
@@ -248,6 +235,20 @@ class RLMAgent:
             await asyncio.to_thread(self.store.write, session.id, data)
         except OSError as exc:
             log.warning("rlm_kernel.acp: the session could not be saved: %s", exc)
+
+    async def _opened(
+        self, mcp_servers: list[Any] | None, cwd: str
+    ) -> tuple[RLM, list[MCPServer], list[str]]:
+        """A session's RLM with the client's MCP servers, the servers, and the notes on those left out."""
+        servers, left_out = servers_of(mcp_servers or (), cwd)
+        try:
+            # Listing the servers' tools starts them: in a thread, so the connection is still served.
+            rlm = await asyncio.to_thread(self._rlm, servers)
+        except RLMError as exc:
+            for server in servers.values():
+                server.close()
+            raise RequestError.internal_error({"message": self.redactor.text(str(exc))}) from None
+        return rlm, list(servers.values()), [f"MCP server not used: {line}." for line in left_out]
 
     def _rlm(self, servers: dict[str, MCPServer]) -> RLM:
         """The session's RLM: the agent's settings, and the client's MCP servers' tools beside its own."""
