@@ -37,6 +37,19 @@ def chat_texts(page: Any) -> list[str]:
     return page.eval_on_selector_all(MESSAGES, "els => els.map(e => e.innerText)")
 
 
+def answered_in_chat(page: Any) -> str:
+    """The persona's message once it holds the answer."""
+    texts = wait_until(
+        page,
+        lambda: chat_texts(page),
+        lambda ts: any("Answer" in t for t in ts),
+        "the persona's answer in the chat",
+        timeout=90,
+    )
+    [reply] = [t for t in texts if "Answer" in t]
+    return reply
+
+
 def ask(page: Any, lab: Lab, stem: str, message: str, *, beside: bool = False) -> None:
     """The notebook STEM.ipynb on a stock kernel with ``report`` defined, the chat STEM.chat
     beside it with the persona (in the same dock area, or ``beside`` the notebook, both in view),
@@ -73,14 +86,7 @@ def test_at_rlm_in_the_chat_runs_over_a_notebook_variable(
         root=[repl("Look.", f"late = {late!r}\nprint(context[:40], late)"), repl("Done.", "FINAL(late)")]
     )
     ask(page, lab, "report", "@RLM which suppliers missed a deadline? @report")
-    texts = wait_until(
-        page,
-        lambda: chat_texts(page),
-        lambda ts: any("Answer" in t for t in ts),
-        "the persona's answer in the chat",
-        timeout=90,
-    )
-    [reply] = [t for t in texts if "Answer" in t]
+    reply = answered_in_chat(page)
     assert "RLM over report" in reply and "Step 2" in reply and "Error" not in reply
     assert reply.endswith("Answer:\n\nAcme and Cobalt <img src=x onerror=alert(1)>")  # shown as text
     assert page.evaluate("() => window.__rlm_pwned === undefined")
@@ -186,14 +192,7 @@ def test_with_collaboration_the_run_gets_a_live_cell_in_the_notebook(
     cell = wait_until(page, probe, live, "the live widget, updated to step 1", 60)
     assert cell["prompt"].strip() == "[*]:", cell  # shown as running
     shoot(page, "jupyter-ai-chat-cell-live.png")
-    texts = wait_until(
-        page,
-        lambda: chat_texts(page),
-        lambda ts: any("Answer" in t for t in ts),
-        "the persona's answer in the chat",
-        timeout=90,
-    )
-    [reply] = [t for t in texts if "Answer" in t]
+    reply = answered_in_chat(page)
     assert "The run is shown live in a new cell at the end of live.ipynb." in reply
     assert reply.endswith("Answer:\n\nAcme and Cobalt")
     cell = wait_until(
