@@ -412,24 +412,19 @@ def render_run(
     ``compact``: a summary without the steps' code and output, for notebook mode, whose cells hold them."""
     if compact:
         return _compact(state, answer)
-    live = not state.ended if live is None else live
-    parts = [_header(state)]
-    last = state.current_step
-    parts.extend(
-        _step(v, state, v.step == last, live) for v in sorted(state.steps.values(), key=lambda v: v.step)
-    )
-    parts.append(_tail(state, answer))
+    parts = _parts(state, not state.ended if live is None else live, answer)
     return f'<div class="rlm-run" style="{_STYLE}">' + "".join(parts) + "</div>"
 
 
 def render_pieces(state: RunState) -> list[str]:
     """The live run as :func:`render_run` draws it, in pieces (its head, each step, the reply being
     written) that a widget keeps one by one, so an update sends only the pieces that changed."""
+    parts = _parts(state, not state.ended, True)
+    return [f'<div class="rlm-run" style="{_PIECE}">{part}</div>' if part else "" for part in parts]
+
+
+def _parts(state: RunState, live: bool, answer: bool) -> list[str]:
+    """The run's head, each step (the current one open), and its tail."""
     last = state.current_step
     steps = sorted(state.steps.values(), key=lambda v: v.step)
-    pieces = [
-        _header(state),
-        *(_step(v, state, v.step == last, not state.ended) for v in steps),
-        _tail(state, True),
-    ]
-    return [f'<div class="rlm-run" style="{_PIECE}">{piece}</div>' if piece else "" for piece in pieces]
+    return [_header(state), *(_step(v, state, v.step == last, live) for v in steps), _tail(state, answer)]
