@@ -71,11 +71,9 @@ class RLMPersona(BasePersona):
             [_setting(key, values, chosen.get(key)) for key, values in SETTINGS.items()]
         )
 
-    async def update_settings(self, settings: dict[str, str | None]) -> None:
-        """Chosen in the chat: the next runs use them (a value not offered is ignored)."""
-
     def options(self) -> dict[str, str]:
-        """The settings chosen in the chat, as the cell's options."""
+        """The settings chosen in the chat (Jupyter AI records them), as the cell's options; a value
+        not offered is left out."""
         chosen = self.get_settings()
         return {key: value for key, value in chosen.items() if value in SETTINGS.get(key, {})}
 
