@@ -21,10 +21,14 @@ _NAMES = "sorted(get_ipython().user_ns)"
 
 class NotebookKernel:
     """One kernel, reached through ``client`` (channels started here); ``interrupt`` is the kernel
-    manager's, which signals the kernel process."""
+    manager's, which signals the kernel process; ``path`` is its notebook's, where known (the run's
+    live cell goes there)."""
 
-    def __init__(self, client: Any, interrupt: Callable[[], Awaitable[Any]]) -> None:
+    def __init__(
+        self, client: Any, interrupt: Callable[[], Awaitable[Any]], *, path: str | None = None
+    ) -> None:
         self.client = client
+        self.path = path
         self._interrupt = interrupt
         self._started = False
 

@@ -17,7 +17,6 @@ import asyncio
 import hashlib
 import json
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -33,7 +32,7 @@ from .live_cell import LiveCell, live_notebook
 from .request import SETTINGS, ChatRequest, cell, missing_line, parse, setup_code
 from .transcript import Transcript, one_line
 
-__all__ = ["AVATAR", "ChatNotebook", "RLMPersona", "find_notebook_kernel"]
+__all__ = ["AVATAR", "RLMPersona", "find_notebook_kernel"]
 
 AVATAR = str(Path(__file__).with_name("avatar.svg"))
 _EVERY = 0.25  # seconds between updates of the streamed message
@@ -169,7 +168,7 @@ class RLMPersona(BasePersona):
 
     async def _live_cell(self, kernel: NotebookKernel, code: str) -> LiveCell | None:
         """A new cell for the run in the live notebook; None where the server holds none."""
-        path = getattr(kernel, "path", None)
+        path = kernel.path
         if not path:
             return None
         notebook, error = await settled(self.live_notebook(path))
@@ -226,20 +225,12 @@ async def find_notebook_kernel(serverapp: Any, chat_path: str, attached: list[st
     kernel_id = notebooks[chosen]
     manager = serverapp.kernel_manager
     client = manager.get_kernel(kernel_id).client()
-    return ChatNotebook(client, lambda: _maybe_await(manager.interrupt_kernel(kernel_id)), chosen)
-
-
-class ChatNotebook(NotebookKernel):
-    """The kernel of the chat's notebook, with the notebook's path (where its live cell goes)."""
-
-    def __init__(self, client: Any, interrupt: Callable[[], Awaitable[Any]], path: str) -> None:
-        super().__init__(client, interrupt)
-        self.path = path
+    return NotebookKernel(client, lambda: _maybe_await(manager.interrupt_kernel(kernel_id)), path=chosen)
 
 
 def _shown_in(kernel: NotebookKernel) -> str:
     """The chat's line that says where the run is shown live."""
-    name = PurePosixPath(str(getattr(kernel, "path", ""))).name
+    name = PurePosixPath(kernel.path or "").name
     return f"The run is shown live in a new cell at the end of {one_line(name)}."
 
 

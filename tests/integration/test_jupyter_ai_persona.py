@@ -28,7 +28,7 @@ from test_jupyter_ai_transcript import inert
 
 from rlm_kernel.jupyter_ai.kernel import NotebookKernel
 from rlm_kernel.jupyter_ai.live_cell import live_notebook
-from rlm_kernel.jupyter_ai.persona import NEW_SETTINGS, ChatNotebook, RLMPersona
+from rlm_kernel.jupyter_ai.persona import NEW_SETTINGS, RLMPersona
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
 PAYLOADS = json.loads((Path(__file__).parents[1] / "data" / "payloads.json").read_text())["payloads"]
@@ -71,7 +71,7 @@ class Chat:
             client = AsyncKernelClient()
             client.load_connection_info(kernel.km.get_connection_info())
             interrupt = lambda: asyncio.to_thread(kernel.km.interrupt_kernel)  # noqa: E731
-            return ChatNotebook(client, interrupt, path) if path else NotebookKernel(client, interrupt)
+            return NotebookKernel(client, interrupt, path=path)
 
         self.persona.notebook_kernel = notebook_kernel  # type: ignore[method-assign]
 
