@@ -162,6 +162,19 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
          "--model-name", "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--max-timeout", "600",
          "--votes", "1"],
     ),
+    "regress-2-0.5b": (
+        "regress-0.5b again after the second redesign of the small profile (a failed step's lines begin "
+        "the next reply, counting over lines in code, frames loaded by name, nothing found is sent back)",
+        ["--tasks", "sniah,records", "--lengths", "8k,32k", "-n", "10", "--methods", "rlm", "--model-name",
+         "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--votes", "1"],
+    ),
+    "dev-2-0.5b-one-root": (
+        "holdout-0.5b-one-root after the second redesign, which was developed on the dev split of these "
+        "four families: what it changed on them",
+        ["--tasks", "logs,workbook,threads,configs", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1"],
+    ),
 }  # fmt: skip
 
 

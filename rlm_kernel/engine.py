@@ -400,6 +400,10 @@ class RLMRun(CoPiloting):
         self._failed_in_row = self._failed_in_row + 1 if result.error else 0
         if result.error:
             self._last_failure = next((ln for ln in reversed(result.error.splitlines()) if ln.strip()), None)
+            first = self._starts.get(1)  # the small profile's: the next reply writes the failing line anew
+            if first and (retry := prompts.retry_start(self._code, result.error, first)):
+                self._starts[self.turns + 1] = retry
+                self._retries.add(self.turns + 1)
         failure = (self._last_failure or "an error") if result.error else None
         self._loops.step_ran(
             self._code, self._executing, failure, whole=not pending.blocks, answer_ready=answer_ready

@@ -26,7 +26,13 @@ itself, in its code or its reply: one its code computed and did not print is not
    whose answer is printed only on lines that hold the question's own number: it is the thing the
    item points to, the first hop, "not the value asked for". (Checked before rule 3's passes.)
 
-Yes/no answers and answers saying that nothing was found are not held to rule 3.
+6. The code found nothing: the answer is a count of 0, an empty or missing value (``None``,
+   ``nan``, ``[]``, an empty DataFrame or Series), or says that nothing was found: "the code found
+   nothing". A filter that matches no item most often writes a value otherwise than the data does
+   (its case, spelling or format), so the root is sent back to look once; a true zero keeps its
+   warning. This holds for computed answers too.
+
+Yes/no answers are not held to rule 3.
 
 Error text and the tools' own words are no support for any answer: before the rules, the lines of
 the outputs that are a search report's header (its counts), a search's "no match" line, the note
@@ -46,6 +52,7 @@ from .subcalls import ERROR_PREFIX
 from .worked import two_hops
 
 __all__ = [
+    "FOUND_NOTHING",
     "unsupported",
     "written_in",
     "verify_prompt",
@@ -134,13 +141,33 @@ def unsupported(
     if _noise(answer.strip().splitlines()[0]) or _noise(text.splitlines()[0]):
         return "it is an error message or a tool's report, not an answer"
     question = question or ""
+    if _found_nothing(question, text):
+        return FOUND_NOTHING
     quantity = _asks_quantity(question)
     why, numbers, own = _read_answer(question, text, quantity)
-    if why is not None or _YES_NO.match(text) or _NOTHING.search(text):
+    if why is not None or _YES_NO.match(text):
         return why
     if not written or not (numbers or own):
         return None  # computed by the code, or nothing of its own to look for
     return _not_printed(question, text, outputs, quantity, numbers, own)
+
+
+FOUND_NOTHING = (
+    "the code found nothing (a count of 0, or an empty value); a filter that matches no item often "
+    "writes a value otherwise than the data does, so print the values it compares"
+)
+_EMPTY_VALUE = re.compile(
+    r"(?:none|nan|nat|null|\[\]|\{\}|\(\)|set\(\)|empty (?:dataframe|series)\b.*|series\(\[\].*)",
+    re.IGNORECASE | re.DOTALL,
+)
+_ZERO = re.compile(r"0(?:\.0+)?")
+
+
+def _found_nothing(question: str, text: str) -> bool:
+    """Whether the answer says the code found nothing: see rule 6."""
+    if _EMPTY_VALUE.fullmatch(text) or _NOTHING.search(text):
+        return True
+    return bool(_ZERO.fullmatch(text) and _COUNT.search(question))
 
 
 _Numbers = list[tuple[Decimal, int]]

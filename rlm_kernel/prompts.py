@@ -27,7 +27,7 @@ from .images import describe_images
 from .lm.base import Message
 from .structured import describe_structured, files_metadata, frames_metadata, json_metadata, table_metadata
 from .tools import Tool
-from .worked import example_turns, reply_start, reply_starts, shape_of
+from .worked import example_turns, reply_start, reply_starts, retry_start, shape_of
 
 __all__ = [
     "context_metadata",
@@ -40,6 +40,7 @@ __all__ = [
     "final_turn",
     "reply_start",
     "reply_starts",
+    "retry_start",
 ]
 
 PREVIEW_CHARS = 200

@@ -115,6 +115,7 @@ class RunCore:
         self._edits: list[tuple[int, str, str]] = []
         self._final_turn = False
         self._starts: dict[int, tuple[str, str | None]] = {}  # by turn: a reply's start, and its stop
+        self._retries: set[int] = set()  # turns whose start is a failed step's code: kept when resampled
         self._seen_output = False  # whether the root has read any output of its code
         self._stop = "answer"
         self._cause: RLMError | None = None
@@ -356,6 +357,7 @@ class RunCore:
     def _ask_again(self, sampling: dict[str, float | int]) -> AskRoot:
         """The turn in progress asked again, sampled: another reply, not the same one."""
         ask = replace(self._asking(), sampling=sampling)
-        if ask.prefill:  # the worked opening would lead to the same reply: only the fence is kept
+        if ask.prefill and self.turns not in self._retries:  # the worked opening would lead to the
+            # same reply: only the fence is kept; a failed step's lines still lead to new code
             ask = replace(ask, prefill=ask.prefill.split("\n", 1)[0] + "\n", closing=None)
         return ask

@@ -26,6 +26,7 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import keyword
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -38,6 +39,7 @@ __all__ = [
     "json_metadata",
     "files_metadata",
     "frames_metadata",
+    "frame_names",
     "describe_structured",
 ]
 
@@ -199,16 +201,33 @@ def frames_metadata(context: Any) -> dict[str, Any] | None:
         return None
     if not all(isinstance(v, pd.DataFrame) for v in itertools.islice(context.values(), 50)):
         return None
-    shown = itertools.islice(context.items(), FRAMES_SHOWN)
-    return {"frames": {str(k)[:60]: _frame_meta(v) for k, v in shown}}
+    shown = dict(itertools.islice(context.items(), FRAMES_SHOWN))
+    load = [f"{name} = context[{key!r}]" for name, key in zip(frame_names(list(shown)), shown, strict=True)]
+    return {"frames": {str(k)[:60]: _frame_meta(v) for k, v in shown.items()}, "load": "\n".join(load)}
 
 
-def _frame_lines(meta: Mapping[str, Any], name: str = "df") -> list[str]:
+_TAKEN = {"context", "answer", "search", "classify", "pd", "np", "re", "json", "df", "rows"}
+
+
+def frame_names(keys: Sequence[Any]) -> list[str]:
+    """A Python name for each frame of a dict of DataFrames, as a user would name it: its key in
+    lower case (``'Orders'`` -> ``orders``), or ``df1``, ``df2``, ... where that is no name."""
+    names: list[str] = []
+    for i, key in enumerate(keys):
+        name = re.sub(r"\W+", "_", str(key).strip().lower()).strip("_")
+        if not name.isidentifier() or keyword.iskeyword(name) or name in names or name in _TAKEN:
+            name = f"df{i + 1}"
+        names.append(name)
+    return names
+
+
+def _frame_lines(meta: Mapping[str, Any], name: str = "df", loaded: str | None = None) -> list[str]:
     dims = " x ".join(f"{n:,}" for n in meta["dims"])
     more = " ..." if meta["dims"][1] > len(meta["columns"]) else ""
     columns = ", ".join(f"{k} ({v})" for k, v in meta["columns"].items())
+    what = f"{loaded}: a" if loaded else f"{name} is a"
     return [
-        f"{name} is a pandas DataFrame of shape ({dims}). Columns and dtypes: {columns}{more}",
+        f"{what} pandas DataFrame of shape ({dims}). Columns and dtypes: {columns}{more}",
         f"First rows ({name}.head({ROWS_SHOWN})):\n{meta['head']}",
     ]
 
@@ -241,13 +260,16 @@ def describe_structured(meta: Mapping[str, Any]) -> str | None:
     """The lines that tell the root what a structured context is and how to load it, or None
     when the metadata holds none of that."""
     if "frames" in meta:
-        first = next(iter(meta["frames"]))
-        lines = [
-            f"The variable `context` holds a dict of {meta['items']:,} pandas DataFrames, by name; "
-            f"take one with df = context[{first!r}]."
-        ]
-        for name, frame in meta["frames"].items():
-            lines += _frame_lines(frame, f"context[{name!r}]")
+        load = meta.get("load") or ""
+        names = [line.split(" = ", 1)[0] for line in load.splitlines()]
+        if len(names) != len(meta["frames"]):  # metadata written before frames were named
+            names = frame_names(list(meta["frames"]))
+            load = "\n".join(f"{n} = context[{k!r}]" for n, k in zip(names, meta["frames"], strict=True))
+        # Each load line heads its frame's lines, none follows another: a reply begun with all of
+        # them (worked.reply_start) goes on with code, not with a copy of this description.
+        lines = [f"The variable `context` holds a dict of {meta['items']:,} pandas DataFrames, by name."]
+        for name, line, frame in zip(names, load.splitlines(), meta["frames"].values(), strict=True):
+            lines += _frame_lines(frame, name, loaded=line)
         lines += _more(meta["items"], len(meta["frames"]))
         return "\n".join(lines)
     if "files" in meta:

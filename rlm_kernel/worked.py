@@ -13,6 +13,7 @@ exactly like what the model will see. None of it is drawn from the evaluation's 
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections import Counter
@@ -25,7 +26,7 @@ from .helpers import looks_like_csv, search_text
 from .lm.base import Message
 from .structured import LOADS, ROW_LOADS
 
-__all__ = ["SHAPES", "shape_of", "example_turns", "reply_start", "reply_starts", "two_hops"]
+__all__ = ["SHAPES", "shape_of", "example_turns", "reply_start", "reply_starts", "retry_start", "two_hops"]
 
 SHAPES = ("text", "lines", "documents", "table", "frame", "frames", "array", "other")
 _SHORT = 120  # a field longer than this is text to search, not a value to count
@@ -120,6 +121,26 @@ _FRAME_EXAMPLES = [
         'df = context\nn = round(float(df.loc[df["kind"] == "bookshop", "revenue"].mean()), 1)\nprint(n)',
     ),
 ]
+# A dict of DataFrames, each loaded as a name (see structured.frame_names): lookups, and joins
+# with merge, as pandas users write them.
+_FRAMES_EXAMPLES = [
+    ("How many shops are closed?", 'n = int((shops["status"] == "closed").sum())\nprint(n)'),
+    ("Which kind of shop is shop 17?", 'n = shops.loc[shops["id"] == 17, "kind"].iloc[0]\nprint(n)'),
+    (
+        "How many cafes are there in Austria?",
+        'df = shops.merge(cities, on="city")\n'
+        'n = int(((df["country"] == "AT") & (df["kind"] == "cafe")).sum())\nprint(n)',
+    ),
+    (
+        "What is the total revenue of the shops in Portugal, to the cent?",
+        'df = shops.merge(cities, on="city")\n'
+        'n = round(float(df.loc[df["country"] == "PT", "revenue"].sum()), 2)\nprint(n)',
+    ),
+    (
+        "Which city has the largest total revenue?",
+        'n = shops.groupby("city")["revenue"].sum().idxmax()\nprint(n)',
+    ),
+]
 # Rows loaded from records or text: five short questions, so that the prompt stays short (each
 # example repeats the description). Their dates are strings, which pandas reads.
 _TABLE_EXAMPLES = [
@@ -166,6 +187,30 @@ _ARRAY_EXAMPLES = [
     ("At which position is the highest reading?", "n = int(context.argmax())\nprint(n)"),
     ("What is the mean reading, to two decimals?", "n = round(float(context.mean()), 2)\nprint(n)"),
 ]
+# Counting over lines of text, in `re` and `collections`: a search finds passages, not how many.
+_LINES_EXAMPLES = [
+    (
+        "How many messages from May 2024 mention the ferry?",
+        "import re\nlines = context.splitlines()\n"
+        'n = sum(1 for line in lines if line.startswith("[2024-05") and "ferry" in line.lower())\nprint(n)',
+    ),
+    (
+        "In which month were the most messages about delays written?",
+        "import re\nlines = context.splitlines()\nfrom collections import Counter\n"
+        'months = [re.search(r"\\d{4}-\\d{2}", line).group() for line in lines if "delay" in line.lower()]\n'
+        "n = Counter(months).most_common(1)[0][0]\nprint(n)",
+    ),
+    (
+        "How many different message numbers appear in the messages of March 2024?",
+        "import re\nlines = context.splitlines()\n"
+        'n = len({re.search(r"#(\\d+)", line).group(1) for line in lines if line.startswith("[2024-03")})\n'
+        "print(n)",
+    ),
+]
+_COUNTING = re.compile(
+    r"\bhow many\b|\bcount\b|\bnumber of\b|\b(?:most|least|fewest)\b|\bdistinct\b|\btotal\b|\baverage\b",
+    re.IGNORECASE,
+)
 # A question in two hops: what the first fact names is what the second search looks for.
 _HOPS = [(7734, "Norrholm", 14), (5120, "Vikby", 3), (6408, "Sandoe", 9), (2291, "Kalvik", 21)]
 _HOP_QUESTION = "Booking 7734 is for a ferry: from which pier does that ferry leave?"
@@ -337,25 +382,39 @@ def _table_turns(shape: str, question: str, code: str) -> list[Message]:
     return [_user(shape, question), _code(code), _output(1, str(namespace["n"])), _code(_ANSWER)]
 
 
+def _by_question(shape: str, question: str | None) -> list[Message] | None:
+    """The examples of counting and lookup over rows, lines or frames, the closest to the
+    question last; None for a shape that has none."""
+    if shape == "frames":
+        context_shape, load, examples = "frames", _frames_load(_context("frames")), _FRAMES_EXAMPLES
+    elif shape in ("frame", "array"):
+        context_shape, load, examples = shape, "", _ARRAY_EXAMPLES if shape == "array" else _FRAME_EXAMPLES
+    elif shape.startswith("rows-"):  # rows without pandas: a list of dicts
+        context_shape = shape.removeprefix("rows-")
+        load, examples = ROW_LOADS[context_shape].format(sep=""), _ROWS_EXAMPLES
+    elif shape in LOADS:  # rows: a list or dict of records, CSV or JSON text
+        context_shape, load, examples = shape, LOADS[shape].format(sep=""), _TABLE_EXAMPLES
+    elif shape == "count-lines":
+        context_shape, load, examples = "messages", "", _LINES_EXAMPLES
+    else:
+        return None
+    turns: list[Message] = []
+    for question_, code in _closest_last(examples, question):
+        turns += _table_turns(context_shape, question_, f"{load}\n{code}" if load else code)
+    return turns
+
+
 @lru_cache(maxsize=64)
 def _turns(shape: str, question: str | None = None) -> tuple[tuple[str, str], ...]:
-    turns: list[Message] = []
-    if shape in ("frame", "array", "frames"):
-        examples = _ARRAY_EXAMPLES if shape == "array" else _FRAME_EXAMPLES
-        for question_, code in _closest_last(examples, question):
-            if shape == "frames":
-                code = code.replace("df = context\n", 'df = context["shops"]\n')
-            turns += _table_turns(shape, question_, code)
-    elif shape.startswith("rows-"):  # rows without pandas: a list of dicts
-        kind = shape.removeprefix("rows-")
-        load = ROW_LOADS[kind].format(sep="")
-        for question_, code in _closest_last(_ROWS_EXAMPLES, question):
-            turns += _table_turns(kind, question_, f"{load}\n{code}")
-    elif shape in LOADS:  # rows: a list or dict of records, CSV or JSON text
-        load = LOADS[shape].format(sep="")
-        for question_, code in _closest_last(_TABLE_EXAMPLES, question):
-            turns += _table_turns(shape, question_, f"{load}\n{code}")
-    elif shape == "messages":
+    turns = _by_question(shape, question)
+    if turns is None:
+        turns = _worked_turns(shape)
+    return tuple((m["role"], m["content"]) for m in turns)
+
+
+def _worked_turns(shape: str) -> list[Message]:
+    """The one worked example of a shape that is no table: labelling, two hops, a search."""
+    if shape == "messages":
         lines = _context("messages").splitlines()
         counts = Counter(_MESSAGES[(i * i + i // 3) % 6][0] for i in range(len(lines)))
         turns = [
@@ -385,7 +444,14 @@ def _turns(shape: str, question: str | None = None) -> tuple[tuple[str, str], ..
             _output(1, search_text(_context(shape), _QUESTION)),
             _code('answer["content"] = "pier 14"\nanswer["ready"] = True'),
         ]
-    return tuple((m["role"], m["content"]) for m in turns)
+    return turns
+
+
+def _frames_load(frames: Mapping[str, Any]) -> str:
+    """The lines that load each frame of a dict of DataFrames as a name, as its description gives them."""
+    from .structured import frames_metadata
+
+    return (frames_metadata(frames) or {}).get("load", "")
 
 
 def _rows_kind(meta: Mapping[str, Any]) -> str:
@@ -411,6 +477,8 @@ def _example_shape(meta: Mapping[str, Any], question: str | None) -> str:
         return kind if pandas else f"rows-{kind}"
     if shape in ("lines", "text", "documents") and question and _LABELLED.search(question):
         return "messages"  # a question that counts items by a label the data does not show
+    if shape == "lines" and question and _COUNTING.search(question):
+        return "count-lines"  # counted in code over the lines, not read off a search's matches
     if shape in ("lines", "text", "documents") and two_hops(question):
         return f"hops-{shape}"
     return shape
@@ -427,8 +495,8 @@ def reply_start(meta: Mapping[str, Any], question: str | None = None) -> tuple[s
     for mark, closing in (("# Two steps: find", None), ('search("', '")'), ("classify(items,", None)):
         if mark in first:  # under a plan of two hops, the plan is the model's own to write
             return first[: first.index(mark) + len(mark)], closing
-    if "\ndf = context[" in first:  # which of the frames is the model's to say
-        return first[: first.index("\ndf = context[") + len("\ndf = context[")], None
+    if meta.get("shape") == "frames" and meta.get("load"):  # every frame, by the names it was given
+        return f"```repl\n{meta['load']}\n", None
     for mark in ("\ndf = ", "\nrows = "):  # rows: the lines that load them, as the description gave
         if mark in first:
             return first[: first.index("\n", first.index(mark) + 1) + 1], None
@@ -449,10 +517,31 @@ def reply_starts(meta: Mapping[str, Any], question: str | None = None) -> dict[i
     return starts
 
 
+_STEP_LINE = re.compile(r'File "<rlm-step-\d+(?:-[0-9a-f]+)?>", line (\d+)')
+
+
+def retry_start(code: str, error: str, first: tuple[str, str | None] | None) -> tuple[str, str | None] | None:
+    """How the reply after a failed step begins: that step's code up to the line that raised, so
+    the root writes that line anew. A small model shown an error otherwise copies its worked
+    example's next turn, which sets the answer from a variable the failed step never made. Where
+    the first line raised, the reply begins as the first one did."""
+    lines = [int(n) for n in _STEP_LINE.findall(error)]
+    kept = code.splitlines()[: lines[-1] - 1] if lines else []
+    while kept:
+        try:
+            ast.parse("\n".join(kept))
+            break
+        except SyntaxError:
+            kept.pop()  # not cut inside a statement
+    if not kept:
+        return first
+    return "```repl\n" + "\n".join(kept) + "\n", None
+
+
 def example_turns(meta: Mapping[str, Any], question: str | None = None) -> list[Message]:
     """The worked example for a context with this metadata (its shape, and for rows whether they
     come as text) and this question, as alternating user and assistant turns."""
     shape = _example_shape(meta, question)
-    by_question = shape in ("frame", "frames", "array", *LOADS) or shape.startswith("rows-")
+    by_question = shape in ("frame", "frames", "array", "count-lines", *LOADS) or shape.startswith("rows-")
     turns = _turns(shape, question if by_question else None)
     return [{"role": role, "content": content} for role, content in turns]  # type: ignore[typeddict-item]

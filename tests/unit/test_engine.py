@@ -373,6 +373,34 @@ def test_each_root_turn_carries_its_reply_limit_and_the_profiles_stops():
         RLMConfig(backend="replay", max_reply_tokens=4)
 
 
+def test_after_a_failed_step_the_small_profile_reply_writes_the_failing_line_anew():
+    run, _ = make_run(prompt_profile="small")
+    run.start()
+    run.receive_reply(reply('```repl\nrows = context.split()\nn = rows["x"]\nprint(n)\n```'))
+    error = (
+        'Traceback (most recent call last):\n  File "<rlm-step-1>", line 2, in <module>\n'
+        "TypeError: list indices must be integers or slices, not str\n"
+    )
+    after = run.receive_execution(ok(error, error=error), answer_ready=False)
+    assert after.prefill == "```repl\nrows = context.split()\n"  # not a reply that sets the answer from n
+    again = run.receive_reply(reply('```repl\nrows = context.split()\nn = rows["x"]\nprint(n)\n```'))
+    assert again.sampling and again.prefill == after.prefill  # the same code again: resampled from there
+    run.receive_reply(reply("```repl\nrows = context.split()\nn = len(rows)\nprint(n)\n```"))
+    assert run.receive_execution(ok("100\n"), answer_ready=False).prefill is None
+    # where the first line raised, the reply begins as the first one did
+    run, _ = make_run(prompt_profile="small")
+    first = run.start().prefill
+    run.receive_reply(reply('```repl\nanswer["content"] = str(n)\n```'))
+    error = 'Traceback (most recent call last):\n  File "<rlm-step-1>", line 1, in <module>\nNameError: n\n'
+    assert run.receive_execution(ok(error, error=error), answer_ready=False).prefill == first
+    # other profiles write their replies whole
+    run, _ = make_run()
+    run.start()
+    run.receive_reply(reply("```repl\nx = 1\ny = z\n```"))
+    error = 'Traceback (most recent call last):\n  File "<rlm-step-1>", line 2, in <module>\nNameError: z\n'
+    assert run.receive_execution(ok(error, error=error), answer_ready=False).prefill is None
+
+
 def test_an_empty_answer_is_sent_back_once_then_an_error_not_a_success():
     run, events = make_run()
     run.start()

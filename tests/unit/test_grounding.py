@@ -7,7 +7,14 @@ import time
 
 import pytest
 
-from rlm_kernel.grounding import send_back_note, unsupported, verdict, verify_prompt, written_in
+from rlm_kernel.grounding import (
+    FOUND_NOTHING,
+    send_back_note,
+    unsupported,
+    verdict,
+    verify_prompt,
+    written_in,
+)
 
 COUNT = "How many passages mention the gopher protocol?"
 WHO = "Who wrote that the gopher protocol uses port 70?"
@@ -48,7 +55,6 @@ ECHO = "it only repeats words of the question"
         ("Which is older, Alice or Bob?", "Bob", ["ages: 31, 44"]),  # a choice the question offers
         ("Which of Alice and Bob is older?", "Alice", ["ages: 31, 44"]),
         ("How many orders were returned?", "No orders were returned.", ["returned: 0"]),
-        ("What is the capital of Norrland?", "Not found in the context.", ["No match for 'norrland'."]),
         ("What does 'gopher' mean?", "a small burrowing rodent", ["gopher: a small burrowing rodent"]),
         (None, "42", ["6 * 7 = 42"]),  # a run without a question
         (COUNT, "", [REPORT]),  # empty: the engine says so itself
@@ -147,6 +153,28 @@ def test_the_note_quotes_the_answer_and_says_what_to_do():
         "not computed. Check it with code, then set the answer again (the same one if you are sure)."
     )
     assert len(send_back_note("x" * 5000, NOT_PRINTED)) < 400
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "outputs"),
+    [
+        ("How many shops in porto are closed?", "0", ["0"]),  # a filter that matched no row
+        ("What is the number of open shops in Porto?", "0.0", ["0.0"]),
+        ("Which grade is Nils Ade on?", "None", ["None"]),
+        ("Which grade is Nils Ade on?", "Series([], Name: grade, dtype: object)", ["Series([], ...)"]),
+        ("Which rows mention the ferry?", "[]", ["[]"]),
+        ("What is the mean price of the cafes?", "nan", ["nan"]),
+        ("What is the capital of Norrland?", "Not found in the context.", ["No match for 'norrland'."]),
+    ],
+)
+def test_an_answer_of_nothing_found_is_sent_back_to_look_again(question, answer, outputs):
+    assert unsupported(question, answer, outputs) == FOUND_NOTHING
+    assert unsupported(question, answer, outputs, written=False) == FOUND_NOTHING  # computed, too
+
+
+def test_a_zero_that_is_not_a_count_is_not_nothing_found():
+    assert unsupported("What is the lowest temperature, in degrees?", "0", ["min: 0"]) is None
+    assert unsupported("How many shops are closed?", "10", ["10"]) is None
 
 
 def test_an_answer_the_code_computed_is_held_only_to_the_quantity_and_echo_rules():

@@ -245,6 +245,39 @@ def test_the_worked_example_suits_the_question() -> None:
     assert reply_start(meta, "Where is the archive?")[0].endswith('search("')
 
 
+def test_counting_over_lines_is_code_over_the_lines_not_a_search() -> None:
+    text = "\n".join(f"2024-05-{i % 28 + 1:02d} host-{i % 3} level=warn msg=disk" for i in range(300))
+    meta = context_metadata(text)
+    question = "On which host were the most warning entries written?"
+    turns = example_turns(meta, question)
+    codes = [t["content"] for t in turns if t["role"] == "assistant" and "lines = " in t["content"]]
+    assert codes and not any('\nsearch("' in t["content"] for t in turns)
+    outputs = [t["content"] for t in turns if t["content"].startswith("Output")]
+    for code, output in zip(codes, outputs, strict=True):
+        namespace = {"context": _context("messages")}  # the example's printed output is its code's
+        exec(code.removeprefix("```repl\n").removesuffix("\n```").replace("print(n)", ""), namespace)
+        assert output == f"Output of step 1:\n{namespace['n']}"
+    assert reply_start(meta, question) == ("```repl\nimport re\n", None)
+    assert reply_start(meta, "Which host wrote the disk warning?")[0].endswith('search("')  # a lookup
+
+
+def test_a_dict_of_frames_is_loaded_by_name_and_joined_with_merge() -> None:
+    pd = pytest.importorskip("pandas")
+    context = {
+        "Orders": pd.DataFrame({"order": [1, 2], "customer": ["c1", "c2"]}),
+        "Customers": pd.DataFrame({"customer": ["c1", "c2"], "city": ["Leeds", "York"]}),
+    }
+    meta = context_metadata(context)
+    question = "How many orders were placed by customers in Leeds?"
+    start = reply_start(meta, question)
+    assert start == ("```repl\norders = context['Orders']\ncustomers = context['Customers']\n", None)
+    namespace = {"context": context}
+    exec(start[0].removeprefix("```repl\n"), namespace)
+    assert namespace["customers"] is context["Customers"]
+    shown = "\n".join(t["content"] for t in example_turns(meta, question) if t["role"] == "assistant")
+    assert ".merge(" in shown and "context[[" not in shown
+
+
 # -- search finds what the question names ---------------------------------------------------------
 
 _COMMON = [

@@ -194,10 +194,21 @@ def test_a_dict_of_dataframes_shows_each_frame() -> None:
     pd = pytest.importorskip("pandas")
     context = {"stays": pd.DataFrame(RECORDS), "cities": pd.DataFrame({"city": ["Lyon"], "country": ["FR"]})}
     text = describe_context(context_metadata(context))
-    assert text.startswith("The variable `context` holds a dict of 2 pandas DataFrames, by name; ")
-    assert "take one with df = context['stays']." in text
-    assert "context['stays'] is a pandas DataFrame of shape (30 x 4)" in text
-    assert "context['cities'] is a pandas DataFrame of shape (1 x 2)" in text
+    assert text.startswith("The variable `context` holds a dict of 2 pandas DataFrames, by name.\n")
+    assert "\nstays = context['stays']: a pandas DataFrame of shape (30 x 4)" in text
+    assert "\ncities = context['cities']: a pandas DataFrame of shape (1 x 2)" in text
+    assert "First rows (cities.head(3)):" in text
+    namespace = {"context": context}
+    exec(context_metadata(context)["load"], namespace)
+    assert namespace["cities"] is context["cities"]
+
+
+def test_each_frame_gets_a_name_a_user_would_give_it() -> None:
+    from rlm_kernel.structured import frame_names
+
+    assert frame_names(["Orders", "Order Lines", "2024", "class", "orders", "context"]) == [
+        "orders", "order_lines", "df3", "df4", "df5", "df6",
+    ]  # fmt: skip
 
 
 def test_without_pandas_rows_are_described_as_before_with_the_lines_that_read_them(monkeypatch) -> None:
