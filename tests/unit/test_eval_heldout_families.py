@@ -1,0 +1,480 @@
+"""The held-out task families notebook, statement, mlruns and references, checked against the
+context itself.
+
+Every expected answer is found again here from the context as a user would read it (the notebook
+walked as JSON with its Zeppelin dates parsed, the bank's CSV read with pandas and the card's OFX
+with regular expressions, the runs walked as dicts, the BibTeX parsed with regular expressions and
+the CSL-JSON walked as dicts), not from the generator's bookkeeping; ``meta["params"]`` only says
+where to look.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+from datetime import datetime
+from functools import cache
+
+import pandas as pd
+import pytest
+
+from rlm_kernel.eval.scoring import score
+from rlm_kernel.eval.tasks import TaskRef, as_text, family_names, generate
+
+HELD_OUT = ("notebook", "statement", "mlruns", "references")
+SIZE = 8192  # tokens, the harness's default length: about 32,000 characters
+N = 12  # tasks per family and split in the checks below: every kind, three times
+
+
+@cache
+def _tasks(family: str, split: str, n: int = N, length: int = SIZE) -> tuple:
+    return tuple(generate(TaskRef(family, split, length, i)) for i in range(n))
+
+
+def _wrong(answer: object) -> str:
+    if isinstance(answer, (int, float)):
+        return str(round(answer * 1.5 + 7, 2))
+    return "something else entirely"
+
+
+def test_the_families_are_registered_and_listed() -> None:
+    assert set(HELD_OUT) <= set(family_names())
+    out = subprocess.run(
+        [sys.executable, "-m", "rlm_kernel.eval", "list"], capture_output=True, text=True, check=True
+    ).stdout
+    for family in HELD_OUT:
+        assert re.search(rf"^{family}\s+\S", out, re.M), family
+
+
+def test_the_families_need_no_pandas() -> None:
+    code = (
+        "import sys; sys.modules['pandas'] = None; sys.modules['numpy'] = None\n"
+        "from rlm_kernel.eval.tasks import TaskRef, generate\n"
+        f"for name in {HELD_OUT!r}:\n"
+        "    for split in ('dev', 'test'):\n"
+        "        generate(TaskRef(name, split, 2048, 0))\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("family", HELD_OUT)
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_a_ref_always_builds_the_same_task_and_its_answer_scores(family: str, split: str) -> None:
+    for index in range(4):
+        ref = TaskRef(family, split, SIZE, index)
+        a, b = generate(ref), generate(ref)
+        assert as_text(a.context) == as_text(b.context)
+        assert (a.question, a.answer, a.scorer, a.meta) == (b.question, b.answer, b.scorer, b.meta)
+        assert a.split == split and a.family == family and a.id == ref.id and a.ref == ref
+        assert score(a.scorer, str(a.answer), a.answer) == 1.0
+        assert score(a.scorer, _wrong(a.answer), a.answer) == 0.0
+        if isinstance(a.answer, str):
+            assert a.answer.lower() not in a.question.lower()
+            assert score(a.scorer, f"`{a.answer.upper()}`", a.answer) == 1.0  # case and quotes aside
+        else:
+            assert a.answer not in (0, 0.0)
+    other = generate(TaskRef(family, split, SIZE, 40))
+    assert as_text(other.context) != as_text(generate(TaskRef(family, split, SIZE, 0)).context)
+
+
+@pytest.mark.parametrize("family", HELD_OUT)
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_tasks_serialise_as_the_harness_writes_them(family: str, split: str) -> None:
+    for task in _tasks(family, split)[:4]:
+        row = {"task_id": task.id, "expected": task.answer, "meta": task.meta, "length": task.length}
+        assert json.loads(json.dumps(row)) == row
+        text = as_text(task.context)
+        assert isinstance(text, str) and task.context_chars == len(text)
+        if not isinstance(task.context, str):
+            json.loads(text)  # a structured context is JSON as the plain model reads it
+
+
+def _stems(family: str, split: str) -> set[str]:
+    out = set()
+    for task in _tasks(family, split):
+        q = task.question
+        out.add(" ".join(re.sub(r"`[^`]*`|'[^']*'|\"[^\"]*\"|\d[\d.,]*", "#", q).split()[:4]))
+    return out
+
+
+def _keys(value: object) -> set[str]:
+    if isinstance(value, dict):
+        return set(value) | {k for v in value.values() for k in _keys(v)}
+    if isinstance(value, list):
+        return {k for v in value for k in _keys(v)}
+    return set()
+
+
+def _fields(family: str, context: object) -> set[str]:
+    """The names a context's data is kept under: nested keys (a run's, not the runs' names), or the
+    first line's shape."""
+    if isinstance(context, str):
+        return {re.sub(r"[\w.:-]+", "w", context.splitlines()[0])[:12], context.split("\n", 1)[0][:8]}
+    if family == "mlruns":
+        return {k for run in context.values() for k in _keys(run)}
+    return _keys(context)
+
+
+_GENERIC = {"id", "name", "text", "data", "version"}  # what both notebook formats call these
+
+
+@pytest.mark.parametrize("family", HELD_OUT)
+def test_dev_and_test_differ_in_wording_fields_and_data(family: str) -> None:
+    assert not (_stems(family, "dev") & _stems(family, "test"))
+    for i in range(2):
+        dev, test = _tasks(family, "dev")[i], _tasks(family, "test")[i]
+        shared = _fields(family, dev.context) & _fields(family, test.context)
+        assert shared <= _GENERIC, shared
+        assert type(dev.context) is not type(test.context) or as_text(dev.context) != as_text(test.context)
+
+
+@pytest.mark.parametrize("family", HELD_OUT)
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_sizes_follow_the_length(family: str, split: str) -> None:
+    for task in _tasks(family, split):  # near the length asked for, at four characters a token
+        assert 0.5 * SIZE * 4 <= task.context_chars <= 1.5 * SIZE * 4, task.context_chars
+    big = generate(TaskRef(family, split, 8 * SIZE, 0))
+    assert 0.5 * 8 * SIZE * 4 <= big.context_chars <= 1.5 * 8 * SIZE * 4, big.context_chars
+
+
+@pytest.mark.parametrize("family", HELD_OUT)
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_every_kind_of_question_is_asked(family: str, split: str) -> None:
+    module = __import__(f"rlm_kernel.eval.{family}", fromlist=["KINDS"])
+    assert {t.meta["question_type"] for t in _tasks(family, split)} == set(module.KINDS)
+
+
+def _check(task, want: object) -> None:
+    if isinstance(want, float):
+        assert task.answer == pytest.approx(want, abs=1e-9), task.question
+    else:
+        assert task.answer == want, task.question
+
+
+def _last_number(text: str) -> int:
+    return int(re.findall(r"\d+", text)[-1])
+
+
+# -- notebook ---------------------------------------------------------------------------------
+
+
+def _ipynb_cells(nb: dict) -> list[dict]:
+    assert nb["nbformat"] == 4
+    out = []
+    for c in nb["cells"]:
+        source = "".join(c["source"])
+        if c["cell_type"] == "markdown":
+            out.append({"md": True, "source": source, "id": c["id"]})
+            continue
+        outputs = c["outputs"]
+        assert bool(outputs) <= (c["execution_count"] is not None)
+        for o in outputs:
+            if o["output_type"] == "execute_result":
+                assert o["execution_count"] == c["execution_count"]
+        out.append(
+            {
+                "md": False,
+                "source": source,
+                "id": c["id"],
+                "order": c["execution_count"],
+                "printed": "".join("".join(o["text"]) for o in outputs if o["output_type"] == "stream"),
+                "errors": [o["ename"] for o in outputs if o["output_type"] == "error"],
+            }
+        )
+    return out
+
+
+def _zeppelin_cells(note: dict) -> list[dict]:
+    out = []
+    for p in note["paragraphs"]:
+        interpreter, source = p["text"].split("\n", 1)
+        msgs = p.get("results", {}).get("msg", [])
+        cell = {"md": interpreter == "%md", "source": source, "id": p["id"]}
+        if not cell["md"]:
+            cell["order"] = (
+                datetime.strptime(p["dateFinished"], "%b %d, %Y %I:%M:%S %p") if "dateFinished" in p else None
+            )
+            assert (p["status"] == "READY") == (cell["order"] is None)
+            cell["printed"] = (
+                "".join(m["data"] for m in msgs if m["type"] == "TEXT") if p["status"] == "FINISHED" else ""
+            )
+            cell["errors"] = []
+            if p["status"] == "ERROR":
+                last = [line for line in msgs[0]["data"].splitlines() if line.strip()][-1]
+                cell["errors"] = [re.match(r"(?:\w+\.)*(\w+): ", last).group(1)]
+        out.append(cell)
+    return out
+
+
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_notebook_answers_are_read_from_the_cells(split: str) -> None:
+    for task in _tasks("notebook", split):
+        kind, p = task.meta["question_type"], task.meta["params"]
+        cells = _ipynb_cells(task.context) if split == "dev" else _zeppelin_cells(task.context)
+        code = [c for c in cells if not c["md"]]
+        assert len({c["id"] for c in cells}) == len(cells)
+        if kind == "defines":
+            fn = p["function"]
+            assert f"`{fn}`" in task.question or f" {fn} " in task.question
+            (cell,) = [c for c in code if re.search(rf"^def {re.escape(fn)}\(", c["source"], re.M)]
+            assert any(
+                re.search(rf"^def {re.escape(fn)}\w+\(", c["source"], re.M) for c in code
+            )  # look-alike
+            want = cell["order"] if split == "dev" else cell["id"]
+        elif kind == "errors":
+            want = sum(c["errors"] == [p["ename"]] for c in code)
+        elif kind == "section":
+            heads = [i for i, c in enumerate(cells) if c["md"] and re.match(r"#+ (.*)", c["source"])]
+            (i,) = [i for i in heads if re.match(r"#+ (.*)", cells[i]["source"]).group(1) == p["heading"]]
+            first = next(c for c in cells[i + 1 :] if not c["md"])
+            want = _last_number(first["printed"])
+        else:
+            ran = sorted((c for c in code if c["order"] is not None), key=lambda c: c["order"])
+            assert ran[-1]["order"] > ran[-2]["order"]
+            assert ran[-1] is not code[-1]  # the last cell run is not the notebook's last cell
+            want = _last_number(ran[-1]["printed"])
+        _check(task, want)
+
+
+def test_notebook_distractors_are_there() -> None:
+    task = _tasks("notebook", "dev")[1]
+    cells = _ipynb_cells(task.context)
+    failed = {c["errors"][0] for c in cells if not c["md"] and c["errors"]}
+    assert len(failed) >= 3  # other exceptions than the one asked about
+    assert any(re.search(r"^except \w+:", c["source"], re.M) and not c["errors"] for c in cells)
+    counts = [c["order"] for c in cells if not c["md"] and c["order"] is not None]
+    assert counts != sorted(counts)  # run out of order
+    note = _tasks("notebook", "test")[1].context
+    assert any(p["status"] == "READY" for p in note["paragraphs"])
+
+
+# -- statement --------------------------------------------------------------------------------
+
+
+def _bank_csv(text: str) -> pd.DataFrame:
+    lines = text.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith('"Booking date"'))
+    df = pd.read_csv(
+        io.StringIO(text),
+        sep=";",
+        skiprows=header,
+        decimal=",",
+        thousands=".",
+        dtype={"Reference": str, "Booking date": str, "Value date": str},
+    )
+    df["booked"] = pd.to_datetime(df["Booking date"], format="%d.%m.%Y")
+    df["valued"] = pd.to_datetime(df["Value date"], format="%d.%m.%Y")
+    closing = float(
+        re.search(r'"Closing balance";"([-\d.,]+)"', text).group(1).replace(".", "").replace(",", ".")
+    )
+    assert df["Balance"].iloc[0] == pytest.approx(closing)
+    chrono = df.iloc[::-1].reset_index(drop=True)  # newest first in the file
+    assert (chrono["booked"].diff().dropna() >= pd.Timedelta(0)).all()
+    steps = (chrono["Balance"].diff() - chrono["Amount"]).iloc[1:]
+    assert steps.abs().max() < 0.005  # each balance is the one before plus the amount
+    return df
+
+
+def _ofx(text: str) -> pd.DataFrame:
+    rows = []
+    for block in re.findall(r"<STMTTRN>\n(.*?)</STMTTRN>", text, re.S):
+        tags = dict(re.findall(r"^<(\w+)>(.*)$", block, re.M))
+        rows.append(
+            {
+                "type": tags["TRNTYPE"],
+                "posted": tags["DTPOSTED"][:8],
+                "made": tags["DTUSER"][:8],
+                "amount": float(tags["TRNAMT"]),
+                "fitid": tags["FITID"],
+                "name": tags["NAME"],
+            }
+        )
+    df = pd.DataFrame(rows)
+    assert df["fitid"].is_unique and list(df["posted"]) == sorted(df["posted"])
+    return df
+
+
+def _statement_answer(task, df: pd.DataFrame) -> object:
+    kind, p, dev = task.meta["question_type"], task.meta["params"], task.split == "dev"
+    party, month = ("Counterparty", "Amount") if dev else ("name", "amount")
+    out = df[month] < 0 if dev else df["type"] == "DEBIT"
+    in_month = (
+        df["booked"].dt.strftime("%Y-%m") == p.get("month")
+        if dev
+        else df["posted"].str[:6] == str(p.get("month", "")).replace("-", "")
+    )
+    if kind == "total":
+        return round(-df.loc[out & in_month & (df[party] == p["party"]), month].sum(), 2)
+    if kind == "count":
+        return int(((df[party] == p["party"]) & (True if dev else out)).sum())
+    if kind == "largest":
+        card = df["Booking text"] == "Card payment" if dev else out
+        rows = df[card & in_month & (df[month] < 0)].sort_values(month)
+        assert rows[month].iloc[0] < rows[month].iloc[1]
+        return rows[party].iloc[0]
+    if dev:
+        (balance,) = df.loc[df["Reference"] == p["ref"], "Balance"]
+        return round(float(balance), 2)
+    (amount,) = df.loc[df["fitid"] == p["fitid"], "amount"]
+    assert p["fitid"][:-1] in " ".join(df["fitid"].drop(df.index[df["fitid"] == p["fitid"]]))  # neighbours
+    return round(abs(float(amount)), 2)
+
+
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_statement_answers_are_read_from_the_file(split: str) -> None:
+    for task in _tasks("statement", split):
+        df = _bank_csv(task.context) if split == "dev" else _ofx(task.context)
+        assert len(df) == task.meta["transactions"]
+        _check(task, _statement_answer(task, df))
+
+
+def test_statement_dates_and_amounts_are_the_traps_they_should_be() -> None:
+    df = _bank_csv(_tasks("statement", "dev")[0].context)
+    assert (df["booked"].dt.month != df["valued"].dt.month).any()  # a booking's two dates in two months
+    assert (df["Amount"].abs() >= 1000).any()  # amounts written with a thousands point
+    ofx = _ofx(_tasks("statement", "test")[0].context)
+    assert (ofx["posted"] != ofx["made"]).any() and (ofx["type"] == "CREDIT").any()
+
+
+# -- mlruns -----------------------------------------------------------------------------------
+
+
+def _mlruns_answer(task) -> object:
+    runs, kind, p = task.context, task.meta["question_type"], task.meta["params"]
+    if task.split == "dev":
+        curves = {name: r["metrics"] for name, r in runs.items()}
+        score_of, loss_of = (
+            {n: m["val_acc"] for n, m in curves.items()},
+            {n: m["val_loss"] for n, m in curves.items()},
+        )
+        steps_of = {n: list(range(1, len(m["val_loss"]) + 1)) for n, m in curves.items()}
+    else:
+        names = [r["name"] for r in runs.values()]
+        assert len(set(names)) == len(names)
+        evals = {r["name"]: [h for h in r["history"] if "eval/f1" in h] for r in runs.values()}
+        score_of = {n: [h["eval/f1"] for h in rows] for n, rows in evals.items()}
+        loss_of = {n: [h["eval/loss"] for h in rows] for n, rows in evals.items()}
+        steps_of = {n: [h["_step"] for h in rows] for n, rows in evals.items()}
+        for r in runs.values():
+            assert r["summary"]["eval/f1"] == score_of[r["name"]][-1]
+    if kind == "best":
+        peaks = sorted(((max(v), n) for n, v in score_of.items()), reverse=True)
+        assert peaks[0][0] > peaks[1][0]
+        return peaks[0][1]
+    if kind == "epoch":
+        losses = loss_of[p["run"]]
+        assert losses.count(min(losses)) == 1
+        return steps_of[p["run"]][losses.index(min(losses))]
+    if kind == "final":
+        return score_of[p["run"]][-1]
+    if task.split == "dev":
+        return sum(
+            r["status"] == "FINISHED"
+            and r["params"]["optimizer"] == p["optimizer"]
+            and r["params"]["batch_size"] == p["batch_size"]
+            for r in runs.values()
+        )
+    return sum(
+        r["state"] == "finished"
+        and r["config"]["model_name"] == p["model_name"]
+        and r["config"]["learning_rate"] == p["learning_rate"]
+        for r in runs.values()
+    )
+
+
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_mlruns_answers_are_found_in_the_curves(split: str) -> None:
+    for task in _tasks("mlruns", split):
+        _check(task, _mlruns_answer(task))
+
+
+def test_mlruns_stopped_runs_are_shorter_than_their_settings() -> None:
+    runs = _tasks("mlruns", "dev")[0].context
+    stopped = [r for r in runs.values() if r["status"] != "FINISHED"]
+    assert stopped and all(len(r["metrics"]["val_acc"]) < int(r["params"]["epochs"]) for r in stopped)
+    assert all(
+        len(r["metrics"]["val_acc"]) == int(r["params"]["epochs"]) for r in runs.values() if r not in stopped
+    )
+    names = list(runs)
+    assert any(a != b and a.rsplit("-", 1)[0] == b.rsplit("-", 1)[0] for a in names for b in names)
+
+
+# -- references -------------------------------------------------------------------------------
+
+_ENTRY = re.compile(r"^@(\w+)\{([^,\n]+),\n(.*?)\n\}$", re.S | re.M)
+_FIELD = re.compile(r"^\s*(\w+) = (?:\{(.*)\}|\"(.*)\"|(\d+)),?$")
+
+
+def _bibtex(text: str) -> list[dict]:
+    entries = []
+    for kind, key, body in _ENTRY.findall(text):
+        fields = {"type": kind, "key": key}
+        for line in body.splitlines():
+            m = _FIELD.match(line)
+            assert m, line
+            fields[m.group(1)] = next(g for g in m.groups()[1:] if g is not None)
+        fields["title"] = fields["title"].replace("{", "").replace("}", "")
+        people = []
+        for name in fields["author"].split(" and "):
+            family, _, given = name.partition(", ")
+            people.append((given, family) if given else tuple(name.rsplit(" ", 1)))
+        fields["people"], fields["year"] = people, int(fields["year"])
+        entries.append(fields)
+    assert len(entries) == text.count("\n@")
+    return entries
+
+
+def _csl(items: list[dict]) -> list[dict]:
+    return [
+        {
+            "type": {"article-journal": "article"}.get(item["type"], item["type"]),
+            "key": item["DOI"],
+            "title": item["title"],
+            "journal": item.get("container-title"),
+            "pages": item.get("page", "").replace("-", "--"),
+            "people": [(a["given"], a["family"]) for a in item["author"]],
+            "year": item["issued"]["date-parts"][0][0],
+        }
+        for item in items
+    ]
+
+
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_references_answers_are_read_from_the_entries(split: str) -> None:
+    for task in _tasks("references", split):
+        entries = _bibtex(task.context) if split == "dev" else _csl(task.context)
+        kind, p = task.meta["question_type"], task.meta["params"]
+        person = (p.get("given"), p.get("family"))
+        if kind == "author_count":
+            want = sum(person in e["people"] for e in entries)
+            assert any(
+                q != person and (q[0] == person[0] or q[1] == person[1]) for e in entries for q in e["people"]
+            )
+        elif kind == "pages":
+            (e,) = [e for e in entries if e["title"] == p["title"]]
+            assert e["type"] == "article"
+            first, last = map(int, e["pages"].split("--"))
+            want = last - first + 1
+        elif kind == "venue":
+            top = Counter(e["journal"] for e in entries if e["type"] == "article" and e["year"] >= p["since"])
+            (want, a), (_, b) = top.most_common(2)
+            assert a > b
+        else:
+            mine = sorted((e for e in entries if person in e["people"]), key=lambda e: e["year"])
+            assert len(mine) == 1 or mine[0]["year"] < mine[1]["year"]
+            want = mine[0]["key"]
+        _check(task, want)
+
+
+def test_references_write_names_both_ways_and_editors_apart() -> None:
+    text = _tasks("references", "dev")[0].context
+    assert re.search(r"author = .*\b[A-Z]\w+, [A-Z]\w+", text) and re.search(
+        r"and [A-Z]\w+ [A-Z]\w+ and", text
+    )
+    assert "{" in "".join(re.findall(r"title = \{(.*)\}", text))  # acronyms braced in some titles
+    items = _tasks("references", "test")[0].context
+    assert any("editor" in item for item in items)
