@@ -36,9 +36,9 @@ Yes/no answers are not held to rule 3.
 
 Error text and the tools' own words are no support for any answer: before the rules, the lines of
 the outputs that are a search report's header (its counts), a search's "no match" line, the note
-on a cut output, a traceback or an exception's line, a Python error message, or a sub-call's
-error are set aside (``_noise``). An answer that is itself such a line is "an error message or a
-tool's report, not an answer", however it was given (computed too).
+on a cut output, a traceback or an exception's line, the REPL's hint under it, a Python error
+message, or a sub-call's error are set aside (``_noise``). An answer that is itself such a line is
+"an error message or a tool's report, not an answer", however it was given (computed too).
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ _PY_ERROR = (
 _NOISE = re.compile(
     r"^(?:search\(.*\): (?:[\d,]+ passages match|1 passage matches)|search\(\) needs words"
     r"|No match for .*Try other words|\.\.\. \[[\d,]+ characters cut\] \.\.\."
-    r"|Traceback \(most recent call last\)|[ \t]*\^+[ \t]*$"
+    r"|Traceback \(most recent call last\)|[ \t]*\^+[ \t]*$|Hint: "
     r"|[ \t]+File \".*\", line \d+.*(?:\n[ \t]+(?!File ).*)?"  # a frame: where, and the code there
     r"|(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Warning): \S|\S+:\d+: [A-Z]\w*Warning: |Error: "
     rf"|[ \t]*{re.escape(ERROR_PREFIX)}|(?:{_PY_ERROR})[ \t]*$)",

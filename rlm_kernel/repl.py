@@ -9,8 +9,10 @@ under those names are saved first and restored when the run ends.
 
 from __future__ import annotations
 
+import difflib
 import linecache
 import re
+import sys
 import traceback
 import types
 from collections.abc import Callable, Mapping, MutableMapping
@@ -28,6 +30,7 @@ __all__ = [
     "truncate",
     "cut_note",
     "compact_traceback",
+    "key_error_hint",
     "step_filename",
 ]
 
@@ -201,9 +204,46 @@ def compact_traceback(
     """A traceback of the step's own frames (plus the innermost one), without colour."""
     # The innermost frames only: a recursion thousands deep would take seconds to format.
     te = traceback.TracebackException.from_exception(exc, capture_locals=False, limit=-TRACEBACK_FRAMES)
-    frames = list(te.stack)
-    kept = [f for i, f in enumerate(frames) if keep(f.filename) or i == len(frames) - 1]
-    te.stack = traceback.StackSummary.from_list(kept)
+    seen: set[int] = set()
+    part: traceback.TracebackException | None = te
+    while part is not None and id(part) not in seen:  # and of the exceptions it was raised from
+        seen.add(id(part))
+        frames = list(part.stack)
+        kept = [f for i, f in enumerate(frames) if keep(f.filename) or i == len(frames) - 1]
+        part.stack = traceback.StackSummary.from_list(kept)
+        part = part.__cause__ or part.__context__
     # Step files carry the run's id so concurrent runs keep their sources apart; the root need not see
     # it (and a replayed run must see the same text as the recorded one).
     return _RUN_TAG.sub(r"<rlm-step-\1>", "".join(te.format()).rstrip() + "\n")
+
+
+HINT_FRAMES = 6  # DataFrames a hint names the columns of
+
+
+def key_error_hint(exc: BaseException, namespace: Mapping[str, Any]) -> str:
+    """For a ``KeyError`` on a column name, the line a pandas user would print next: which of the
+    REPL's DataFrames have that column (or the closest names), and each one's columns. A small
+    model otherwise writes the same failing lookup again."""
+    pd = sys.modules.get("pandas")
+    key = exc.args[0] if isinstance(exc, KeyError) and exc.args else None
+    if pd is None or not isinstance(key, str):
+        return ""
+    key = key.removeprefix("Column not found: ")  # as groupby(...)[key] says it
+    frames = [
+        (name, value)
+        for name, value in namespace.items()
+        if isinstance(value, pd.DataFrame) and not name.startswith("_") and name not in RESERVED
+    ][:HINT_FRAMES]
+    if not frames:
+        return ""
+    columns = {name: [str(c) for c in frame.columns] for name, frame in frames}
+    holders = [name for name, names in columns.items() if key in names]
+    close = difflib.get_close_matches(key, sorted({c for names in columns.values() for c in names}), n=3)
+    if holders:
+        said = f"{key!r} is a column of {', '.join(holders)}."
+    elif close:
+        said = f"Close column names: {', '.join(map(repr, close))}."
+    else:
+        return ""  # no column like it: the key was not meant for a DataFrame
+    shown = "; ".join(f"{name}: {', '.join(names[:24])}" for name, names in columns.items())
+    return f"Hint: {said} Columns of the DataFrames: {shown}.\n"

@@ -188,23 +188,22 @@ _ARRAY_EXAMPLES = [
     ("What is the mean reading, to two decimals?", "n = round(float(context.mean()), 2)\nprint(n)"),
 ]
 # Counting over lines of text, in `re` and `collections`: a search finds passages, not how many.
+_LINES_LOAD = "import re\nfrom collections import Counter\nlines = context.splitlines()"
 _LINES_EXAMPLES = [
     (
         "How many messages from May 2024 mention the ferry?",
-        "import re\nlines = context.splitlines()\n"
-        'n = sum(1 for line in lines if line.startswith("[2024-05") and "ferry" in line.lower())\nprint(n)',
+        'n = sum(1 for line in lines if "[2024-05" in line and "ferry" in line.lower())\nprint(n)',
     ),
     (
         "In which month were the most messages about delays written?",
-        "import re\nlines = context.splitlines()\nfrom collections import Counter\n"
-        'months = [re.search(r"\\d{4}-\\d{2}", line).group() for line in lines if "delay" in line.lower()]\n'
+        'found = [re.search(r"\\d{4}-\\d{2}", line) for line in lines if "delay" in line.lower()]\n'
+        "months = [m.group() for m in found if m]\n"
         "n = Counter(months).most_common(1)[0][0]\nprint(n)",
     ),
     (
         "How many different message numbers appear in the messages of March 2024?",
-        "import re\nlines = context.splitlines()\n"
-        'n = len({re.search(r"#(\\d+)", line).group(1) for line in lines if line.startswith("[2024-03")})\n'
-        "print(n)",
+        'found = [re.search(r"#(\\d+)", line) for line in lines if "[2024-03" in line]\n'
+        "n = len({m.group(1) for m in found if m})\nprint(n)",
     ),
 ]
 _COUNTING = re.compile(
@@ -395,7 +394,7 @@ def _by_question(shape: str, question: str | None) -> list[Message] | None:
     elif shape in LOADS:  # rows: a list or dict of records, CSV or JSON text
         context_shape, load, examples = shape, LOADS[shape].format(sep=""), _TABLE_EXAMPLES
     elif shape == "count-lines":
-        context_shape, load, examples = "messages", "", _LINES_EXAMPLES
+        context_shape, load, examples = "messages", _LINES_LOAD, _LINES_EXAMPLES
     else:
         return None
     turns: list[Message] = []
@@ -497,6 +496,8 @@ def reply_start(meta: Mapping[str, Any], question: str | None = None) -> tuple[s
             return first[: first.index(mark) + len(mark)], closing
     if meta.get("shape") == "frames" and meta.get("load"):  # every frame, by the names it was given
         return f"```repl\n{meta['load']}\n", None
+    if first.startswith(f"```repl\n{_LINES_LOAD}\n"):  # lines: the lines that read them
+        return f"```repl\n{_LINES_LOAD}\n", None
     for mark in ("\ndf = ", "\nrows = "):  # rows: the lines that load them, as the description gave
         if mark in first:
             return first[: first.index("\n", first.index(mark) + 1) + 1], None

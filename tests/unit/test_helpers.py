@@ -257,7 +257,10 @@ def test_counting_over_lines_is_code_over_the_lines_not_a_search() -> None:
         namespace = {"context": _context("messages")}  # the example's printed output is its code's
         exec(code.removeprefix("```repl\n").removesuffix("\n```").replace("print(n)", ""), namespace)
         assert output == f"Output of step 1:\n{namespace['n']}"
-    assert reply_start(meta, question) == ("```repl\nimport re\n", None)
+    assert reply_start(meta, question) == (
+        "```repl\nimport re\nfrom collections import Counter\nlines = context.splitlines()\n",
+        None,
+    )
     assert reply_start(meta, "Which host wrote the disk warning?")[0].endswith('search("')  # a lookup
 
 

@@ -31,6 +31,26 @@ def test_traceback_is_compact_and_plain():
     assert result.error.strip().endswith("IndexError: list index out of range")
 
 
+def test_a_missing_column_is_told_where_it_is_and_a_library_s_frames_are_left_out():
+    ex = LocalExecutor()
+    ex.run(
+        "import pandas as pd\ncustomers = pd.DataFrame({'customer_id': [1], 'city': ['Leeds']})\n"
+        "orders = pd.DataFrame({'order_id': [1], 'customer_id': [1], 'unit_Price': [2.5]})",
+        step=1,
+    )
+    error = ex.run("n = orders['city']", step=2).error
+    assert error.endswith(
+        "KeyError: 'city'\nHint: 'city' is a column of customers. Columns of the DataFrames: "
+        "customers: customer_id, city; orders: order_id, customer_id, unit_Price.\n"
+    )
+    assert "index.pyx" not in error  # of pandas' own frames, only the innermost of each exception
+    error = ex.run("n = orders['unit_price'].sum()", step=3).error
+    assert "Hint: Close column names: 'unit_Price'. Columns of" in error
+    assert "Hint" not in ex.run("n = {}['x']", step=4).error  # no DataFrame is missing it: no hint
+    error = ex.run("n = customers.groupby('city')['order_id'].sum()", step=5).error
+    assert "Hint: 'order_id' is a column of orders." in error
+
+
 def test_syntax_error_is_reported_as_text():
     result = LocalExecutor().run("def (", step=1)
     assert "SyntaxError" in result.error
