@@ -175,6 +175,21 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
          "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
          "--votes", "1"],
     ),
+    "holdout-2-0.5b-one-root": (
+        "Four kinds of data held out from the second redesign of the small profile (see "
+        "holdout-2026-12b/README.md), test split, with the bundled 0.5B model and one root: measured once "
+        "after it",
+        ["--tasks", "mlruns,notebook,references,statement", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1"],
+    ),
+    "holdout-2-1.5b-one-root": (
+        "holdout-2-0.5b-one-root with the bundled 1.5B model as root and sub-model: the default model's "
+        "choice",
+        ["--tasks", "mlruns,notebook,references,statement", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1"],
+    ),
 }  # fmt: skip
 
 
