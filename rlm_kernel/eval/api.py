@@ -26,7 +26,7 @@ import random
 from collections import Counter
 from datetime import datetime, timedelta
 
-from .tasks import Task, TaskRef, as_text, family
+from .tasks import Task, TaskRef, as_text, draw_question, family
 
 __all__ = ["KINDS", "items_for", "make"]
 
@@ -278,13 +278,8 @@ def make(ref: TaskRef) -> Task:
         def ask(k: str):
             return _ask_test(k, rng, items, managers)
 
-    found = None
-    for attempt in range(12):  # other parameters, then a deep field, which always exists
-        found = ask(kind if attempt < 10 else "deep")
-        if found is not None:
-            break
-    kind = kind if attempt < 10 else "deep"
-    question, answer, params = found
+    # other parameters, then a deep field, which always exists
+    kind, (question, answer, params) = draw_question(ask, kind, "deep")
     return Task(
         id=ref.id,
         family="api",

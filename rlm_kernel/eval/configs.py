@@ -26,7 +26,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .tasks import Task, TaskRef, family
+from .tasks import Task, TaskRef, draw_question, family
 
 __all__ = ["KINDS", "services_for", "make"]
 
@@ -228,13 +228,10 @@ def make(ref: TaskRef) -> Task:
     rng = ref.rng()
     services = _services(rng, services_for(ref.chars, ref.split))
     kind = KINDS[ref.index % len(KINDS)]
-    found = None
-    for attempt in range(12):  # other parameters, then a port, which always has an answer
-        found = _ask(kind if attempt < 10 else "port", ref.split, rng, services)
-        if found is not None:
-            break
-    kind = kind if attempt < 10 else "port"
-    question, answer, params = found
+    # other parameters, then a port, which always has an answer
+    kind, (question, answer, params) = draw_question(
+        lambda asked: _ask(asked, ref.split, rng, services), kind, "port"
+    )
     files: dict[str, str] = {}
     write = _dev_files if ref.split == "dev" else _test_files
     for s in sorted(services, key=lambda s: s.name):

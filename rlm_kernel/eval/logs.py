@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from .tasks import Task, TaskRef, family
+from .tasks import Task, TaskRef, draw_question, family
 
 __all__ = ["KINDS", "lines_for", "make"]
 
@@ -210,13 +210,10 @@ def make(ref: TaskRef) -> Task:
     lines = _lines(ref.split, rng, lines_for(ref.chars))
     pids = {s: rng.randint(300, 32000) for s in {x.service for x in lines}}
     kind = KINDS[ref.index % len(KINDS)]
-    found = None
-    for attempt in range(12):  # other parameters, then the id of a first code, which always exists
-        found = _ask(kind if attempt < 10 else "first", ref.split, rng, lines)
-        if found is not None:
-            break
-    kind = kind if attempt < 10 else "first"
-    question, answer, params = found
+    # other parameters, then the id of a first code, which always exists
+    kind, (question, answer, params) = draw_question(
+        lambda asked: _ask(asked, ref.split, rng, lines), kind, "first"
+    )
     context = "\n".join(_render(ref.split, x, pids) for x in lines) + "\n"
     return Task(
         id=ref.id,

@@ -36,7 +36,7 @@ import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from .tasks import Task, TaskRef, as_text, family
+from .tasks import Task, TaskRef, as_text, draw_question, family
 
 __all__ = ["KINDS", "make"]
 
@@ -320,13 +320,10 @@ def make(ref: TaskRef) -> Task:
     rng = ref.rng()
     runs, context = _runs(ref.split, rng, ref.chars)
     kind = KINDS[ref.index % len(KINDS)]
-    found = None
-    for attempt in range(12):  # other runs, then a last value, which always has an answer
-        found = _ASK[kind if attempt < 10 else "final"](ref.split, rng, runs)
-        if found is not None and found[1] not in (0, 0.0):
-            break
-    kind = kind if attempt < 10 else "final"
-    question, answer, params = found
+    # other runs, then a last value, which always has an answer
+    kind, (question, answer, params) = draw_question(
+        lambda asked: _ASK[asked](ref.split, rng, runs), kind, "final", nonzero=True
+    )
     return Task(
         id=ref.id,
         family="mlruns",

@@ -33,7 +33,7 @@ import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from .tasks import Task, TaskRef, as_text, family
+from .tasks import Task, TaskRef, as_text, draw_question, family
 
 __all__ = ["KINDS", "make"]
 
@@ -530,13 +530,10 @@ def make(ref: TaskRef) -> Task:
     cells, events = _cells(ref.split, rng, ref.chars)
     context = _ipynb(cells, events) if ref.split == "dev" else _zeppelin(rng, cells, events)
     kind = KINDS[ref.index % len(KINDS)]
-    found = None
-    for attempt in range(12):  # other names and headings, then the last run, which always has an answer
-        found = _ASK[kind if attempt < 10 else "last_run"](ref.split, rng, cells, context)
-        if found is not None:
-            break
-    kind = kind if attempt < 10 else "last_run"
-    question, answer, params = found
+    # other names and headings, then the last run, which always has an answer
+    kind, (question, answer, params) = draw_question(
+        lambda asked: _ASK[asked](ref.split, rng, cells, context), kind, "last_run"
+    )
     return Task(
         id=ref.id,
         family="notebook",

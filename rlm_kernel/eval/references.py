@@ -34,7 +34,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .tasks import Task, TaskRef, as_text, family
+from .tasks import Task, TaskRef, as_text, draw_question, family
 
 __all__ = ["KINDS", "make"]
 
@@ -399,13 +399,10 @@ def make(ref: TaskRef) -> Task:
     rng = ref.rng()
     entries, context = _entries(ref.split, rng, ref.chars)
     kind = KINDS[ref.index % len(KINDS)]
-    found = None
-    for attempt in range(12):  # other people and years, then pages, which always have an answer
-        found = _ASK[kind if attempt < 10 else "pages"](ref.split, rng, entries)
-        if found is not None:
-            break
-    kind = kind if attempt < 10 else "pages"
-    question, answer, params = found
+    # other people and years, then pages, which always have an answer
+    kind, (question, answer, params) = draw_question(
+        lambda asked: _ASK[asked](ref.split, rng, entries), kind, "pages"
+    )
     return Task(
         id=ref.id,
         family="references",

@@ -29,7 +29,7 @@ import random
 from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 
-from .tasks import Task, TaskRef, as_text, family
+from .tasks import Task, TaskRef, as_text, draw_question, family
 
 __all__ = ["KINDS", "readings_for", "make"]
 
@@ -150,13 +150,10 @@ def make(ref: TaskRef) -> Task:
     shape = ("columns", "pairs")[ref.index % 2]
     readings = _readings(ref.split, rng, readings_for(ref.chars, ref.split, shape))
     kind = KINDS[(ref.index // 2) % len(KINDS)]
-    found = None
-    for attempt in range(12):  # other thresholds and days, then a count, which always has an answer
-        found = _ask(kind if attempt < 10 else "above", ref.split, rng, readings)
-        if found is not None:
-            break
-    kind = kind if attempt < 10 else "above"
-    question, answer, params = found
+    # other thresholds and days, then a count, which always has an answer
+    kind, (question, answer, params) = draw_question(
+        lambda asked: _ask(asked, ref.split, rng, readings), kind, "above"
+    )
     context = _container(ref.split, shape, readings)
     return Task(
         id=ref.id,

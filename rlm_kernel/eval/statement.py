@@ -34,7 +34,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from .tasks import Task, TaskRef, family
+from .tasks import Task, TaskRef, draw_question, family
 
 __all__ = ["KINDS", "make"]
 
@@ -378,13 +378,10 @@ def make(ref: TaskRef) -> Task:
     txns = _transactions(ref.split, rng, ref.chars)
     context = _csv(txns, rng) if ref.split == "dev" else _ofx(txns, rng)
     kind = KINDS[ref.index % len(KINDS)]
-    found = None
-    for attempt in range(12):  # other months and payees, then a lookup, which always has an answer
-        found = _ASK[kind if attempt < 10 else "lookup"](ref.split, rng, txns)
-        if found is not None and found[1] not in (0, 0.0):
-            break
-    kind = kind if attempt < 10 else "lookup"
-    question, answer, params = found
+    # other months and payees, then a lookup, which always has an answer
+    kind, (question, answer, params) = draw_question(
+        lambda asked: _ASK[asked](ref.split, rng, txns), kind, "lookup", nonzero=True
+    )
     return Task(
         id=ref.id,
         family="statement",

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
 
-from .tasks import Task, TaskRef, as_text, family
+from .tasks import Task, TaskRef, as_text, draw_question, family
 
 __all__ = ["KINDS", "messages_for", "make"]
 
@@ -192,13 +192,10 @@ def make(ref: TaskRef) -> Task:
     rng = ref.rng()
     messages = _messages(ref.split, rng, messages_for(ref.chars, ref.split))
     kind = KINDS[ref.index % len(KINDS)]
-    found = None
-    for attempt in range(12):  # other people, then the first reply, which always exists
-        found = _ask(kind if attempt < 10 else "first_reply", ref.split, rng, messages)
-        if found is not None and found[1] != 0:
-            break
-    kind = kind if attempt < 10 else "first_reply"
-    question, answer, params = found
+    # other people, then the first reply, which always exists
+    kind, (question, answer, params) = draw_question(
+        lambda asked: _ask(asked, ref.split, rng, messages), kind, "first_reply", nonzero=True
+    )
     subjects = _subjects(messages)
     context = [_render(ref.split, m, subjects) for m in messages]
     return Task(

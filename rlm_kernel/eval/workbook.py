@@ -24,7 +24,7 @@ from collections import Counter, defaultdict
 from datetime import date, timedelta
 from itertools import accumulate
 
-from .tasks import Task, TaskRef, family
+from .tasks import Task, TaskRef, draw_question, family
 
 __all__ = ["KINDS", "rows_for", "make"]
 
@@ -233,13 +233,8 @@ def make(ref: TaskRef) -> Task:
     book = (_shop if ref.split == "dev" else _firm)(rng, n)
     ask = _ask_shop if ref.split == "dev" else _ask_firm
     kind = KINDS[ref.index % len(KINDS)]
-    found = None
-    for attempt in range(12):  # other parameters, then a lookup, which always has an answer
-        found = ask(kind if attempt < 10 else "lookup", rng, book)
-        if found is not None:
-            break
-    kind = kind if attempt < 10 else "lookup"
-    question, answer, params = found
+    # other parameters, then a lookup, which always has an answer
+    kind, (question, answer, params) = draw_question(lambda asked: ask(asked, rng, book), kind, "lookup")
     context = _frames(book)
     return Task(
         id=ref.id,
