@@ -208,7 +208,7 @@ def _ask(kind: str, split: str, rng: random.Random, lines: list[Line]) -> tuple[
 def make(ref: TaskRef) -> Task:
     rng = ref.rng()
     lines = _lines(ref.split, rng, lines_for(ref.chars))
-    pids = {s: rng.randint(300, 32000) for s in {x.service for x in lines}}
+    pids = {s: rng.randint(300, 32000) for s in sorted({x.service for x in lines})}  # not in hash order
     kind = KINDS[ref.index % len(KINDS)]
     # other parameters, then the id of a first code, which always exists
     kind, (question, answer, params) = draw_question(

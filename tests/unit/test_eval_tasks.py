@@ -398,3 +398,32 @@ def test_own_tasks_with_mistakes_are_one_line_errors(tmp_path: Path, line: str, 
     path.write_text(line + "\n")
     with pytest.raises(ConfigError, match=re.escape(message)):
         load_jsonl(path)
+
+
+_DIGEST = """
+import hashlib, sys
+from rlm_kernel.eval.tasks import TaskRef, as_text, family_names, generate
+for name in family_names():
+    for split in ("dev", "test"):
+        for index in range(2):
+            t = generate(TaskRef(name, split, 2048, index))
+            text = as_text(t.context) + t.question + repr(t.answer)
+            print(name, split, index, hashlib.sha256(text.encode()).hexdigest())
+"""
+
+
+def test_a_ref_builds_the_same_task_in_any_process() -> None:
+    """A resumed sweep and each Ray worker build a task again in a process of their own, where
+    sets of strings iterate in another order (PYTHONHASHSEED)."""
+    import os
+    import subprocess
+    import sys
+
+    def digests(seed: str) -> str:
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        return subprocess.run(
+            [sys.executable, "-c", _DIGEST], env=env, capture_output=True, text=True, check=True
+        ).stdout
+
+    first = digests("1")
+    assert first.count("\n") > 40 and first == digests("2")
