@@ -143,6 +143,7 @@ def _load_families() -> None:
     # each registers its families
     from . import (  # noqa: F401
         api,
+        calendars,
         chain,
         configs,
         documents,
@@ -152,13 +153,16 @@ def _load_families() -> None:
         mlruns,
         notebook,
         oolong,
+        places,
         records,
         references,
         repo,
         series,
         sniah,
         statement,
+        testreport,
         threads,
+        transit,
         verbatim,
         workbook,
     )

@@ -1,22 +1,25 @@
-"""The held-out task families notebook, statement, mlruns and references, checked against the
-context itself.
+"""The held-out task families, checked against the context itself: notebook, statement, mlruns
+and references (the second set), and calendars, testreport, transit and places (the third).
 
 Every expected answer is found again here from the context as a user would read it (the notebook
 walked as JSON with its Zeppelin dates parsed, the bank's CSV read with pandas and the card's OFX
 with regular expressions, the runs walked as dicts, the BibTeX parsed with regular expressions and
-the CSL-JSON walked as dicts), not from the generator's bookkeeping; ``meta["params"]`` only says
-where to look.
+the CSL-JSON walked as dicts; the third set's files parsed with csv, json, re and ElementTree), not
+from the generator's bookkeeping; ``meta["params"]`` only says where to look.
 """
 
 from __future__ import annotations
 
+import csv
 import io
 import json
+import math
 import re
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from collections import Counter
-from datetime import datetime
+from datetime import date, datetime
 from functools import cache
 
 import pandas as pd
@@ -25,7 +28,9 @@ import pytest
 from rlm_kernel.eval.scoring import score
 from rlm_kernel.eval.tasks import TaskRef, as_text, family_names, generate
 
-HELD_OUT = ("notebook", "statement", "mlruns", "references")
+SECOND = ("notebook", "statement", "mlruns", "references")
+THIRD = ("calendars", "testreport", "transit", "places")
+HELD_OUT = SECOND + THIRD
 SIZE = 8192  # tokens, the harness's default length: about 32,000 characters
 N = 12  # tasks per family and split in the checks below: every kind, three times
 
@@ -478,3 +483,335 @@ def test_references_write_names_both_ways_and_editors_apart() -> None:
     assert "{" in "".join(re.findall(r"title = \{(.*)\}", text))  # acronyms braced in some titles
     items = _tasks("references", "test")[0].context
     assert any("editor" in item for item in items)
+
+
+# -- the third set: every answer read again, at several lengths ---------------------------------
+
+
+def _minutes(start: datetime, end: datetime) -> int:
+    return int((end - start).total_seconds() // 60)
+
+
+def _ics_events(text: str) -> list[dict]:
+    assert all(len(line.encode()) <= 75 for line in text.split("\r\n"))  # folded as the RFC says
+    events, current = [], None
+    for line in text.replace("\r\n ", "").split("\r\n"):
+        if line == "BEGIN:VEVENT":
+            current = {"invitees": [], "all_day": False, "cancelled": False, "room": None}
+        elif line == "END:VEVENT":
+            events.append(current)
+            current = None
+        elif current is not None:
+            head, _, value = line.partition(":")
+            name, *rest = head.split(";")
+            params = dict(p.split("=", 1) for p in rest)
+            if name == "ATTENDEE":
+                state = {"NEEDS-ACTION": "needsAction"}.get(params["PARTSTAT"], params["PARTSTAT"].lower())
+                current["invitees"].append((params["CN"], value.removeprefix("mailto:"), state))
+            elif name in ("DTSTART", "DTEND"):
+                current["all_day"] = params.get("VALUE") == "DATE"
+                fmt = "%Y%m%d" if current["all_day"] else "%Y%m%dT%H%M%S"
+                assert current["all_day"] or params["TZID"] == "Europe/Berlin"
+                current["start" if name == "DTSTART" else "end"] = datetime.strptime(value, fmt)
+            elif name in ("UID", "SUMMARY", "LOCATION", "STATUS"):
+                key = {"UID": "uid", "SUMMARY": "title", "LOCATION": "room", "STATUS": "status"}[name]
+                current[key] = value
+                current["cancelled"] = current.get("status") == "CANCELLED"
+    assert len(events) == text.count("BEGIN:VEVENT")
+    return events
+
+
+def _google_events(items: list[dict]) -> list[dict]:
+    out = []
+    for item in items:
+        start, end = item["start"], item["end"]
+        out.append(
+            {
+                "uid": item["id"],
+                "title": item["summary"],
+                "room": item.get("location"),
+                "cancelled": item["status"] == "cancelled",
+                "all_day": "date" in start,
+                "start": datetime.fromisoformat(start.get("dateTime") or start["date"]),
+                "end": datetime.fromisoformat(end.get("dateTime") or end["date"]),
+                "invitees": [
+                    (a["displayName"], a["email"], a["responseStatus"]) for a in item.get("attendees", [])
+                ],
+            }
+        )
+    return out
+
+
+def _calendars_answer(task) -> object:
+    dev, kind, p = task.split == "dev", task.meta["question_type"], task.meta["params"]
+    events = _ics_events(task.context) if dev else _google_events(task.context)
+    meetings = [e for e in events if not e.get("all_day") and not e["cancelled"]]
+    if kind == "hours":
+        first, last = date.fromisoformat(p["from"]), date.fromisoformat(p["to"])
+        minutes = sum(
+            _minutes(e["start"], e["end"])
+            for e in meetings
+            if first <= e["start"].date() <= last
+            and any((name if dev else email) == (p["person"] if dev else p["email"]) and state == "accepted"
+                    for name, email, state in e["invitees"])
+        )  # fmt: skip
+        return minutes / 60 if dev else minutes
+    if kind == "count":
+        if dev:
+            return sum(e["title"] == p["title"] and f"{e['start']:%Y-%m}" == p["month"] for e in meetings)
+        first, last = date.fromisoformat(p["from"]), date.fromisoformat(p["to"])
+        return sum(e["title"] == p["title"] and first <= e["start"].date() <= last for e in meetings)
+    if kind == "busiest":
+        booked: Counter = Counter()
+        for e in meetings:
+            if f"{e['start']:%Y-%m}" == p["month"]:
+                booked[e["room"]] += 1 if dev else _minutes(e["start"], e["end"])
+        (room, a), (_, b) = booked.most_common(2)
+        assert a > b
+        return room
+    (e,) = [e for e in events if e["uid"] == (p["uid"] if dev else p["id"])]
+    return f"{e['end']:%H:%M}" if dev else sum(state == "accepted" for *_, state in e["invitees"])
+
+
+def _junit_cases(text: str) -> list[dict]:
+    root = ET.fromstring(text)
+    cases = []
+    for suite in root.iter("testsuite"):
+        mine = list(suite.iter("testcase"))
+        assert int(suite.get("tests")) == len(mine)
+        assert float(suite.get("time")) >= sum(float(c.get("time")) for c in mine)  # its set-up too
+        for case in mine:
+            ended = [el for el in case if el.tag in ("failure", "error", "skipped")]
+            cases.append(
+                {
+                    "group": case.get("classname"),
+                    "name": case.get("name"),
+                    "time": float(case.get("time")),
+                    "outcome": ended[0].tag if ended else "passed",
+                    "type": ended[0].get("type") if ended else None,
+                }
+            )
+    return cases
+
+
+def _pytest_cases(report: dict) -> list[dict]:
+    tests = report["tests"]
+    assert report["summary"]["total"] == len(tests)
+    return [
+        {
+            "group": t["nodeid"].split("::")[0],
+            "name": t["nodeid"],
+            "time": t["call"]["duration"] if "call" in t else None,
+            "outcome": {"failed": "failure"}.get(t["outcome"], t["outcome"]),
+            "line": t.get("call", {}).get("crash", {}).get("lineno"),
+        }
+        for t in tests
+    ]
+
+
+def _testreport_answer(task) -> object:
+    dev, kind, p = task.split == "dev", task.meta["question_type"], task.meta["params"]
+    cases = _junit_cases(task.context) if dev else _pytest_cases(task.context)
+    group = p.get("class") or p.get("module")
+    mine = [c for c in cases if c["group"] == group]
+    if kind == "failed":
+        return sum(c["outcome"] == "failure" for c in mine)
+    if kind == "slowest":
+        timed = sorted((c for c in mine if c["time"] is not None), key=lambda c: -c["time"])
+        assert timed[0]["time"] > timed[1]["time"]
+        return timed[0]["name"]
+    if kind == "time":
+        total = sum(c["time"] for c in mine if c["time"] is not None)
+        return round(total, 3 if dev else 6)
+    if dev:
+        (case,) = [c for c in mine if c["name"] == p["name"]]
+        return case["type"]
+    (case,) = [c for c in cases if c["name"] == p["nodeid"]]
+    assert case["outcome"] == "failure"
+    return case["line"]
+
+
+def _gtfs_trips(files: dict[str, str]) -> tuple[dict, dict, dict]:
+    """stop_id -> name, route short name -> route_id, trip_id -> its row with its calls in order."""
+    table = {name: list(csv.DictReader(io.StringIO(text))) for name, text in files.items()}
+    stops = {row["stop_id"]: row["stop_name"] for row in table["stops.txt"]}
+    routes = {row["route_short_name"]: row["route_id"] for row in table["routes.txt"]}
+    trips = {row["trip_id"]: {**row, "calls": []} for row in table["trips.txt"]}
+    for row in table["stop_times.txt"]:
+        trips[row["trip_id"]]["calls"].append(row)
+    for trip in trips.values():
+        trip["calls"].sort(key=lambda r: int(r["stop_sequence"]))
+        assert [r["stop_id"] for r in trip["calls"]][-1] in stops
+    return stops, routes, trips
+
+
+def _hhmm(text: str) -> int:
+    h, m = text.split(":")[:2]
+    return int(h) * 60 + int(m)
+
+
+_RUNS_ON = {"Mo-Fr": ("Mo", "Tu", "We", "Th", "Fr"), "Sa": ("Sa",), "Su": ("Su",)}
+
+
+def _transit_calls(task) -> list[dict]:
+    """Every trip as ``{"line", "days", "direction", "calls": [(stop name, arrival, departure)]}``,
+    the times in minutes (None where there is none)."""
+    if task.split == "dev":
+        stops, routes, trips = _gtfs_trips(task.context)
+        line_of = {v: k for k, v in routes.items()}
+        return [
+            {
+                "id": trip_id,
+                "line": line_of[t["route_id"]],
+                "days": (t["service_id"],),
+                "direction": int(t["direction_id"]),
+                "calls": [(stops[r["stop_id"]], _hhmm(r["arrival_time"]), _hhmm(r["departure_time"])) for r in t["calls"]],
+            }
+            for trip_id, t in trips.items()
+        ]  # fmt: skip
+    stations = {code: s["name"] for code, s in task.context["stations"].items()}
+    return [
+        {
+            "id": number,
+            "line": s["line"],
+            "days": _RUNS_ON.get(s["operatingDays"], ("Mo", "Tu", "We", "Th", "Fr", "Sa", "Su")),
+            "direction": None,
+            "calls": [
+                (stations[c["station"]], c["arr"] and _hhmm(c["arr"]), c["dep"] and _hhmm(c["dep"]))
+                for c in s["calls"]
+            ],
+        }
+        for number, s in task.context["services"].items()
+    ]
+
+
+def _transit_answer(task) -> object:
+    kind, p = task.meta["question_type"], task.meta["params"]
+    trips = _transit_calls(task)
+    if kind == "duration":
+        (trip,) = [t for t in trips if t["id"] == p.get("trip", p.get("train"))]
+        return trip["calls"][-1][1] - trip["calls"][0][2]
+    running = [t for t in trips if p["day"] in t["days"]]
+    if kind == "calls":
+        return sum(t["line"] == p["line"] and any(s == p["stop"] for s, *_ in t["calls"]) for t in running)
+    if kind == "next":
+        after = _hhmm(p["after"])
+        found = min(
+            dep
+            for t in running
+            if t["line"] == p["line"] and t["direction"] == p.get("direction")
+            for s, _, dep in t["calls"][:-1]
+            if s == p["stop"] and dep > after
+        )
+        return f"{found // 60:02d}:{found % 60:02d}" + (":00" if task.split == "dev" else "")
+    start, end = _hhmm(p["from"]), _hhmm(p["to"])
+    counts = Counter(s for t in running for s, _, dep in t["calls"][:-1] if start <= dep < end)
+    (name, a), (_, b) = counts.most_common(2)
+    assert a > b
+    return name
+
+
+def _km(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
+    dp, dl = math.radians(lat2 - lat1), math.radians(lon2 - lon1)
+    h = (
+        math.sin(dp / 2) ** 2
+        + math.cos(math.radians(lat1)) * math.cos(math.radians(lat2)) * math.sin(dl / 2) ** 2
+    )
+    return 2 * 6371.0 * math.asin(math.sqrt(h))
+
+
+def _places_points(task) -> list[dict]:
+    if task.split == "dev":
+        assert task.context["type"] == "FeatureCollection"
+        return [
+            {
+                "name": f["properties"]["name"],
+                "category": f["properties"]["amenity"],
+                "group": f["properties"]["district"],
+                "number": f["properties"]["capacity"],
+                "date": date.fromisoformat(f["properties"]["opened"]),
+                "lon": f["geometry"]["coordinates"][0],
+                "lat": f["geometry"]["coordinates"][1],
+            }
+            for f in task.context["features"]
+        ]
+    ns = {"k": "http://www.opengis.net/kml/2.2"}
+    out = []
+    for folder in ET.fromstring(task.context).iterfind("k:Document/k:Folder", ns):
+        for mark in folder.iterfind("k:Placemark", ns):
+            data = {
+                d.get("name"): d.findtext("k:value", namespaces=ns) for d in mark.iterfind(".//k:Data", ns)
+            }
+            lon, lat, _ = mark.findtext("k:Point/k:coordinates", namespaces=ns).split(",")
+            out.append(
+                {
+                    "name": mark.findtext("k:name", namespaces=ns),
+                    "category": folder.findtext("k:name", namespaces=ns),
+                    "group": data["operator"],
+                    "number": int(data["points"]),
+                    "date": datetime.strptime(data["commissioned"], "%d/%m/%Y").date(),
+                    "lon": float(lon),
+                    "lat": float(lat),
+                }
+            )
+    return out
+
+
+def _places_answer(task) -> object:
+    kind, p = task.meta["question_type"], task.meta["params"]
+    points = _places_points(task)
+    assert len({q["name"] for q in points}) == len(points)
+    mine = [q for q in points if q["category"] == p.get("category")]
+    if kind == "inside":
+        return sum(p["west"] < q["lon"] < p["east"] and p["south"] < q["lat"] < p["north"] for q in mine)
+    if kind == "total":
+        if task.split == "dev":
+            return sum(q["number"] for q in mine if q["group"] == p["district"])
+        return sum(q["number"] for q in points if q["group"] == p["operator"])
+    if kind == "nearest":
+        by_km = sorted(mine, key=lambda q: _km(p["lon"], p["lat"], q["lon"], q["lat"]))
+        by_degrees = min(mine, key=lambda q: math.hypot(q["lon"] - p["lon"], q["lat"] - p["lat"]))
+        assert by_km[0] is by_degrees
+        return by_km[0]["name"]
+    first, last = date.fromisoformat(p["from"]), date.fromisoformat(p["to"])
+    return sum(first <= q["date"] <= last for q in mine)
+
+
+_ANSWER = {
+    "calendars": _calendars_answer,
+    "testreport": _testreport_answer,
+    "transit": _transit_answer,
+    "places": _places_answer,
+}
+
+
+@pytest.mark.parametrize("family", THIRD)
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_third_set_answers_are_read_from_the_context(family: str, split: str) -> None:
+    tasks = _tasks(family, split) + _tasks(family, split, 8, SIZE // 4) + _tasks(family, split, 4, SIZE * 4)
+    for task in tasks:
+        _check(task, _ANSWER[family](task))
+
+
+def test_third_set_traps_are_there() -> None:
+    text = "".join(t.context for t in _tasks("calendars", "dev")[:4])
+    assert (
+        "\r\n " in text and "STATUS:CANCELLED" in text and "VALUE=DATE" in text
+    )  # folded, cancelled, all day
+    items = [i for t in _tasks("calendars", "test")[:4] for i in t.context]
+    assert any(i["status"] == "cancelled" for i in items) and any("date" in i["start"] for i in items)
+    cases = _junit_cases(_tasks("testreport", "dev")[0].context)
+    assert {c["outcome"] for c in cases} == {"passed", "failure", "error", "skipped"}
+    report = _tasks("testreport", "test")[0].context
+    assert any("[" in t["nodeid"] for t in report["tests"]) and any("call" not in t for t in report["tests"])
+    _, _, trips = _gtfs_trips(_tasks("transit", "dev")[0].context)
+    lengths = Counter((t["route_id"], t["direction_id"], len(t["calls"])) for t in trips.values())
+    assert len({k[:2] for k in lengths}) < len(lengths)  # some trips turn back early
+    services = _tasks("transit", "test")[0].context["services"].values()
+    assert len({(s["line"], len(s["calls"])) for s in services}) > len(
+        {s["line"] for s in services}
+    )  # expresses
+    kml = _tasks("places", "test")[0].context
+    assert re.search(r"<value>\d\d/\d\d/\d{4}</value>", kml)
+    names = [f["properties"]["name"] for f in _tasks("places", "dev")[0].context["features"]]
+    assert any(a != b and b.startswith(a) for a in names for b in names)  # names that extend another's
