@@ -25,7 +25,14 @@ from .errors import one_line
 from .foreign import attempt
 from .images import describe_images
 from .lm.base import Message
-from .structured import describe_structured, files_metadata, frames_metadata, json_metadata, table_metadata
+from .structured import (
+    describe_structured,
+    files_metadata,
+    frames_metadata,
+    json_metadata,
+    nested_metadata,
+    table_metadata,
+)
 from .tools import Tool
 from .worked import example_turns, reply_start, reply_starts, retry_start, shape_of
 
@@ -150,14 +157,20 @@ def _metadata(context: Any) -> dict[str, Any]:
         meta["items"] = len(context)
         meta["keys"] = [str(k)[:60] for k in keys]
         meta["item_lengths"] = [_length(context[k]) for k in keys]
-        meta.update(frames_metadata(context) or files_metadata(context) or table_metadata(context) or {})
+        meta.update(
+            frames_metadata(context)
+            or files_metadata(context)
+            or table_metadata(context)
+            or nested_metadata(context)
+            or {}
+        )
     elif isinstance(context, Sequence) and not isinstance(context, (bytes, bytearray)):
         meta["items"] = len(context)
         meta["item_lengths"] = [_length(item) for item in itertools.islice(context, ITEM_LENGTHS_SHOWN)]
         meta["item_types"] = sorted(
             {type(item).__name__ for item in itertools.islice(context, ITEM_LENGTHS_SHOWN)}
         )
-        meta.update(table_metadata(context) or {})
+        meta.update(table_metadata(context) or nested_metadata(context) or {})
     else:
         length = _length(context)
         if length is not None:

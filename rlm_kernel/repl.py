@@ -238,7 +238,9 @@ def key_error_hint(exc: BaseException, namespace: Mapping[str, Any]) -> str:
         return ""
     columns = {name: [str(c) for c in frame.columns] for name, frame in frames}
     holders = [name for name, names in columns.items() if key in names]
-    close = difflib.get_close_matches(key, sorted({c for names in columns.values() for c in names}), n=3)
+    every = sorted({c for names in columns.values() for c in names})
+    leaves = [c for c in every if c.rsplit(".", 1)[-1] == key]  # json_normalize's "a.b" for "b"
+    close = leaves or difflib.get_close_matches(key, every, n=3)
     if holders:
         said = f"{key!r} is a column of {', '.join(holders)}."
     elif close:

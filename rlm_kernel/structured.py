@@ -12,6 +12,10 @@ a dict of flat dicts       ``df = pd.DataFrame.from_dict(context, orient="index"
 CSV text                   ``df = pd.read_csv(io.StringIO(context))`` (its separator named)
 JSON text of records       ``df = pd.DataFrame(json.loads(context))``
 other JSON text            ``data = json.loads(context)``
+a dict of columns          ``df = pd.DataFrame(context)`` (lists of one length)
+records with nested fields ``df = pd.json_normalize(context)`` (a dict's records under its
+                           keys, or the longest list of records inside it), and a table of
+                           each list of records in a field, one row per item
 a dict of files            none: their paths and sizes
 a dict of DataFrames       none: each one's shape, dtypes and first rows
 =========================  ==============================================================
@@ -35,11 +39,13 @@ __all__ = [
     "LOADS",
     "ROW_LOADS",
     "csv_separator",
+    "csv_layout",
     "table_metadata",
     "json_metadata",
     "files_metadata",
     "frames_metadata",
     "frame_names",
+    "nested_metadata",
     "describe_structured",
 ]
 
@@ -49,6 +55,7 @@ FILES_SHOWN = 40
 FRAMES_SHOWN = 8
 COLUMNS_SHOWN = 30
 ROWS_SHOWN = 3
+CHILDREN_SHOWN = 3  # tables made of lists of records inside the records
 
 
 # The lines that load rows, by where they are: as a DataFrame ``df`` with pandas, else as a list
@@ -87,28 +94,92 @@ def _records(values: Sequence[Any]) -> bool:
 
 
 def _frame_meta(df: Any, rows: int | None = None) -> dict[str, Any]:
-    """A DataFrame's shape, columns with their dtypes, and first rows, as :mod:`prompts` shows them."""
+    """A DataFrame's shape, columns with their dtypes, and first rows, as :mod:`prompts` shows them.
+    A column of lists or dicts says so (``list``, ``dict``) where pandas would say ``object``."""
     columns = itertools.islice(df.dtypes.items(), COLUMNS_SHOWN)
     return {
         "dims": [int(rows if rows is not None else df.shape[0]), int(df.shape[1])],
-        "columns": {str(k): str(v) for k, v in columns},
+        "columns": {str(k): _dtype(df[k], v) for k, v in columns},
         "head": df.head(ROWS_SHOWN).to_string(max_colwidth=40),
     }
 
 
+def _dtype(column: Any, dtype: Any) -> str:
+    if str(dtype) != "object" or getattr(column, "ndim", 1) != 1:
+        return str(dtype)
+    kinds = {type(v).__name__ for v in itertools.islice(column, 200) if isinstance(v, (list, dict))}
+    return kinds.pop() if len(kinds) == 1 else str(dtype)
+
+
 def csv_separator(text: str) -> str | None:
-    """The separator of CSV text (a header row of field names, then rows with as many separators),
-    or None when it is not CSV."""
-    head = text[:4096].splitlines()[:6]
-    if len(head) < 3:
-        return None
+    """The separator of CSV text (a header row of field names, then rows with as many separators,
+    maybe after a few lines about the file), or None when it is not CSV."""
+    layout = csv_layout(text)
+    return None if layout is None else layout["sep"]
+
+
+def csv_layout(text: str) -> dict[str, Any] | None:
+    """How ``pd.read_csv`` reads CSV text, as its keywords: ``sep``; ``skiprows`` where a header of
+    field names follows a few lines about the file (an export's account, period and currency);
+    ``decimal=","`` (and ``thousands="."``) where numbers are written ``1.234,56``; and the
+    columns of day-first dates (``31.01.2024``) to parse, with ``dayfirst``. None when it is not CSV."""
+    chunk = text[:16384]
+    head = chunk.splitlines()[:60]
+    if len(chunk) < len(text) and len(head) > 1:
+        head.pop()  # it may be cut
     for sep in (",", "\t", ";", "|"):
-        counts = {line.count(sep) for line in head[:-1]}  # the last line may be cut
-        if len(counts) == 1 and counts.pop() >= 1:
-            names = [field.strip().strip('"') for field in head[0].split(sep)]
-            if all(_HEADER_FIELD.fullmatch(name) for name in names):
-                return sep
+        if (skip := _header_at(head, sep)) is not None:
+            return {"sep": sep, **({"skiprows": skip} if skip else {}), **_numbers(head[skip:], sep)}
     return None
+
+
+def _header_at(head: list[str], sep: str) -> int | None:
+    """The line where a header of field names starts the rows: the first line, when every line
+    has as many separators as it; else a line from which every line does, to the end; else the
+    first line, when the next few have as many separators as it."""
+    counts = [line.count(sep) for line in head]
+    for start in range(min(30, len(head) - 4) if len(head) > 5 else 1):
+        n = counts[start]
+        if n >= 1 and all(c == n for c in counts[start:]) and _names(head[start], sep):
+            return start
+    first = counts[:5] if len(head) > 5 else counts[:-1] if len(head) > 2 else []
+    if first and first[0] >= 1 and len(set(first)) == 1 and _names(head[0], sep):
+        return 0
+    return None
+
+
+def _names(line: str, sep: str) -> bool:
+    return all(_HEADER_FIELD.fullmatch(field.strip().strip('"')) for field in line.split(sep))
+
+
+_COMMA_DECIMAL = re.compile(r"-?\d{1,3}(?:\.\d{3})+,\d+|-?\d+,\d+")
+_DOT_DECIMAL = re.compile(r"-?\d+\.\d+")
+_DAY_FIRST = re.compile(r"\d{1,2}\.\d{1,2}\.\d{4}|(?:1[3-9]|2\d|3[01])/\d{1,2}/\d{4}")
+
+
+def _numbers(lines: list[str], sep: str) -> dict[str, Any]:
+    """read_csv's keywords for how the rows write numbers and dates."""
+    if len(lines) < 2 or sep == ",":
+        return {}
+    names = [field.strip().strip('"') for field in lines[0].split(sep)]
+    rows = [[field.strip().strip('"') for field in line.split(sep)] for line in lines[1:]]
+    fields = [field for row in rows for field in row]
+    keywords: dict[str, Any] = {}
+    if any(_COMMA_DECIMAL.fullmatch(f) for f in fields) and not any(
+        _DOT_DECIMAL.fullmatch(f) for f in fields
+    ):
+        keywords["decimal"] = ","
+        if any(_COMMA_DECIMAL.fullmatch(f) and "." in f for f in fields):
+            keywords["thousands"] = "."
+    dates = [
+        name
+        for k, name in enumerate(names)
+        if any(len(row) > k and _DAY_FIRST.fullmatch(row[k]) for row in rows)
+        and all(len(row) <= k or not row[k] or _DAY_FIRST.fullmatch(row[k]) for row in rows)
+    ]
+    if dates:
+        keywords.update(parse_dates=dates, dayfirst=True)
+    return keywords
 
 
 _HEADER_FIELD = re.compile(r"[A-Za-z_][\w .-]{0,40}")
@@ -121,8 +192,8 @@ def table_metadata(context: Any) -> dict[str, Any] | None:
     the lines fail on it."""
     pd = _pandas()
     if isinstance(context, str):
-        if (sep := csv_separator(context)) is not None:
-            return _csv_metadata(context, sep, pd)
+        if (layout := csv_layout(context)) is not None:
+            return _csv_metadata(context, layout, pd)
         return None
     if isinstance(context, Mapping):
         values = list(itertools.islice(context.values(), SAMPLE_ROWS))
@@ -142,17 +213,21 @@ def table_metadata(context: Any) -> dict[str, Any] | None:
     return None
 
 
-def _csv_metadata(text: str, sep: str, pd: Any) -> dict[str, Any] | None:
+def _csv_metadata(text: str, layout: dict[str, Any], pd: Any) -> dict[str, Any] | None:
+    sep, skip = layout["sep"], layout.get("skiprows", 0)
     if pd is None:
-        return {"load": ROW_LOADS["csv"].format(sep="" if sep == "," else f", delimiter={sep!r}")}
+        source = f"context.splitlines()[{skip}:]" if skip else "io.StringIO(context)"
+        delimiter = "" if sep == "," else f", delimiter={sep!r}"
+        return {"load": ROW_LOADS["csv"].format(sep=delimiter).replace("io.StringIO(context)", source)}
     whole = len(text) <= FULL_PARSE_CHARS
     try:
-        df = pd.read_csv(io.StringIO(text), sep=sep, nrows=None if whole else SAMPLE_ROWS)
+        df = pd.read_csv(io.StringIO(text), **layout, nrows=None if whole else SAMPLE_ROWS)
     except (ValueError, pd.errors.ParserError):  # the line would fail on it: not offered
         return None
-    rows = df.shape[0] if whole else max(text.count("\n") - 1 + (not text.endswith("\n")), df.shape[0])
-    load = LOADS["csv"].format(sep="" if sep == "," else f", sep={sep!r}")
-    return {"load": load, "format": "csv", **_frame_meta(df, rows)}
+    lines = text.count("\n") + (not text.endswith("\n"))
+    rows = df.shape[0] if whole else max(lines - 1 - skip, df.shape[0])
+    keywords = "".join(f", {k}={v!r}" for k, v in layout.items() if not (k == "sep" and v == ","))
+    return {"load": LOADS["csv"].format(sep=keywords), "format": "csv", **_frame_meta(df, rows)}
 
 
 def json_metadata(text: str) -> dict[str, Any] | None:
@@ -172,9 +247,154 @@ def json_metadata(text: str) -> dict[str, Any] | None:
         return {**meta, "load": LOADS["json"], **_frame_meta(df, len(records))}
     if records is not None and _records(records[:200]):
         return {**meta, "load": ROW_LOADS["json"]}
+    if (nested := nested_metadata(data, "data", json_text=True)) is not None:
+        return {**meta, **nested}
     if isinstance(data, dict):
         meta["parsed_keys"] = [str(k)[:60] for k in itertools.islice(data, 20)]
     return {**meta, "load": "import json\ndata = json.loads(context)"}
+
+
+def _nested(values: Sequence[Any]) -> bool:
+    """Dicts of scalars, dicts and lists, some of them a dict or a list: records with nested fields."""
+    if not values or not all(isinstance(v, Mapping) and v for v in values):
+        return False
+    fields = [x for v in values for x in v.values()]
+    if not all(_scalar(x) or isinstance(x, (Mapping, list)) for x in fields):
+        return False
+    return any(isinstance(x, (Mapping, list)) for x in fields)
+
+
+def _columns(data: Mapping[str, Any]) -> bool:
+    """A dict of lists of scalars, all of one length (two or more): a table by columns."""
+    values = list(data.values())
+    if len(values) < 2 or not all(isinstance(v, list) and v for v in values):
+        return False
+    return len({len(v) for v in values}) == 1 and all(_scalar(x) for v in values for x in v[:50])
+
+
+def _tuples(values: Sequence[Any]) -> bool:
+    """Tuples or lists of scalars, all of one length (two or more): rows without names, as a
+    database cursor's ``fetchall()`` gives them."""
+    if not values or not all(isinstance(v, (tuple, list)) for v in values):
+        return False
+    return (
+        len({len(v) for v in values}) == 1
+        and len(values[0]) >= 2
+        and all(_scalar(x) for v in values for x in v)
+    )
+
+
+def _records_in(data: Any) -> tuple[tuple[Any, ...], Any] | None:
+    """Where the records are in nested data, as the keys that lead to them: the data itself (a
+    list of records, or a dict of them by key), or the longest list of records one or two keys
+    down; None when there are none."""
+    if isinstance(data, list):
+        return ((), data) if _nested(data[:200]) else None
+    if not isinstance(data, Mapping) or not data:
+        return None
+    values = list(itertools.islice(data.values(), 200))
+    if all(isinstance(k, str) for k in itertools.islice(data, 200)) and _nested(values):
+        return (), data
+    found: list[tuple[int, tuple[Any, ...], Any]] = []
+    for key, value in itertools.islice(data.items(), 50):
+        inner = value.items() if isinstance(value, Mapping) else [(None, value)]
+        for sub, item in itertools.islice(inner, 50):
+            sample = item[:200] if isinstance(item, list) else []
+            if len(sample) >= 2 and (_nested(sample) or _records(sample)):
+                found.append((len(item), (key,) if sub is None else (key, sub), item))
+    if not found:
+        return None
+    _, keys, records = max(found, key=lambda f: f[0])
+    return keys, records
+
+
+def _replaced(data: Any, keys: tuple[Any, ...], records: Any) -> Any:
+    """The data with the records the keys lead to replaced (by a sample of them), copying only
+    the dicts on the way."""
+    if not keys:
+        return records
+    return {**data, keys[0]: _replaced(data[keys[0]], keys[1:], records)}
+
+
+def _lists_of_records(df: Any) -> list[str]:
+    """The columns of a frame that hold lists of dicts."""
+    columns = []
+    for name in df.columns:
+        items = [v for v in itertools.islice(df[name], 200) if isinstance(v, list) and v]
+        if items and all(isinstance(x, Mapping) for v in items for x in v[:20]):
+            columns.append(str(name))
+    return columns
+
+
+def nested_metadata(data: Any, root: str = "context", json_text: bool = False) -> dict[str, Any] | None:
+    """For a dict of columns, or records with nested fields (a list of them, a dict of them by key,
+    or a list of them inside a dict): the lines that make them a DataFrame ``df`` with
+    ``pd.json_normalize`` (nested dicts become ``a.b`` columns), and for each field that holds a
+    list of records a table of its items, one row per item, whose ``row`` is the item's row in
+    ``df``. ``root`` names the data in those lines; from JSON text they parse it first. The lines
+    are run here first, on a sample; None without pandas, or when they fail."""
+    pd = _pandas()
+    if pd is None:
+        return None
+    if isinstance(data, Mapping) and _columns(data):
+        load = f"df = pd.DataFrame({root})"
+        meta = _run_load(load, {root: data}, len(next(iter(data.values()))), json_text)
+        return None if meta is None else {**meta, "by_columns": True}
+    if isinstance(data, list) and _tuples(data[:200]):
+        sample = data[:SAMPLE_ROWS]
+        meta = _run_load(f"df = pd.DataFrame({root})", {root: sample}, len(data), json_text)
+        return None if meta is None else {**meta, "by_rows": True}
+    found = _records_in(data)
+    if found is None:
+        return None
+    keys, records = found
+    path = root + "".join(f"[{key!r}]" for key in keys)
+    if isinstance(records, Mapping):
+        sample: Any = dict(itertools.islice(records.items(), SAMPLE_ROWS))
+        load = f"df = pd.json_normalize(list({path}.values()))\ndf.index = list({path})"
+    else:
+        sample = list(itertools.islice(records, SAMPLE_ROWS))
+        load = f"df = pd.json_normalize({path})"
+    meta = _run_load(load, {root: _replaced(data, keys, sample)}, len(records), json_text)
+    if meta is not None:
+        meta["nested"] = path
+    return meta
+
+
+def _run_load(load: str, namespace: dict[str, Any], rows: int, json_text: bool) -> dict[str, Any] | None:
+    """Run the lines that load rows (on a sample of them, bound in ``namespace``), then add a table
+    for each list of records in a field; the metadata of what they made, or None if they fail."""
+    namespace["pd"] = _pandas()
+    try:
+        exec(load, namespace)  # noqa: S102 - our own lines
+    except Exception:  # noqa: BLE001 - lines that fail on the context are not offered
+        return None
+    df = namespace["df"]
+    lines = [
+        "import json\nimport pandas as pd\ndata = json.loads(context)"
+        if json_text
+        else "import pandas as pd",
+        load,
+    ]
+    meta: dict[str, Any] = _frame_meta(df, rows)
+    children: dict[str, Any] = {}
+    columns = _lists_of_records(df)[:CHILDREN_SHOWN]
+    for column, name in zip(columns, frame_names(columns), strict=True):
+        name = f"{name}_df" if not name.startswith("df") else f"items{name[2:]}_df"
+        line = (
+            f'{name} = pd.json_normalize([{{"row": i, **item}} for i, items in df[{column!r}].items()'
+            " if isinstance(items, list) for item in items])"
+        )
+        try:
+            exec(line, namespace)  # noqa: S102 - our own line
+        except Exception:  # noqa: BLE001, S112 - a table that fails on the context is not offered
+            continue
+        children[name] = {"column": column, **_frame_meta(namespace[name])}
+        lines.append(line)
+    meta["load"] = "\n".join(lines)
+    if children:
+        meta["children"] = children
+    return meta
 
 
 _FILE_NAME = re.compile(r"[^\n]*(?:/|\\)[^\n]*|[^\n/\\]+\.\w{1,8}")
@@ -240,6 +460,20 @@ def _count(n: int, noun: str) -> str:
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
+def _table_in(meta: Mapping[str, Any], container: str) -> str | None:
+    """A container that holds a table: by columns, by rows without names, or as nested records."""
+    rows, columns = meta["dims"] if "dims" in meta else (0, 0)
+    if meta.get("by_columns"):
+        return f"a {container} of {columns:,} columns: lists of {rows:,} values each"
+    if meta.get("by_rows"):
+        return f"a {container} of {rows:,} rows, each {columns:,} values (columns 0, 1, ...)"
+    if "nested" in meta and meta["nested"] not in ("context", "data"):  # records inside it
+        return f"a {container} of {_count(meta.get('items', 0), 'key')}: {meta['nested']} is a list of {rows:,} dicts"
+    if "nested" in meta:
+        return f"a {container} of {rows:,} dicts (records, with nested fields)"
+    return None
+
+
 def _what(meta: Mapping[str, Any]) -> str:
     """The context in words: "a list of 1,250 dicts", "CSV text: 4,096 characters, 81 lines"."""
     kind = meta["type"]
@@ -248,10 +482,13 @@ def _what(meta: Mapping[str, Any]) -> str:
         lines = f", {_count(meta['lines'], 'line')}" if "lines" in meta else ""
         parsed = ""
         if meta.get("format") == "json":
-            parsed = f": a {meta['parsed_type']} of {meta['parsed_items']:,} items"
+            items = f"a {meta['parsed_type']} of {meta['parsed_items']:,} items"
+            parsed = f": {_table_in({**meta, 'items': meta['parsed_items']}, meta['parsed_type']) or items}"
         return f"{text} ({meta['length']:,} characters{lines}){parsed}"
+    container = "dict" if "dict" in kind else kind
+    if (table := _table_in(meta, container)) is not None:
+        return table
     if kind in ("list", "tuple") or "dict" in kind:
-        container = "dict" if "dict" in kind else kind
         return f"a {container} of {meta.get('items', 0):,} dicts (records)"
     return f"a {kind} of {meta.get('items', 0):,} records"
 
@@ -288,4 +525,10 @@ def describe_structured(meta: Mapping[str, Any]) -> str | None:
         lines += _frame_lines(meta)
     elif meta.get("parsed_keys"):
         lines.append(f"First keys of data: {meta['parsed_keys']}")
+    for name, child in meta.get("children", {}).items():
+        lines.append(
+            f"{name} has a row for each item of the lists in df[{child['column']!r}]; "
+            "its column row is the item's row label in df."
+        )
+        lines += _frame_lines(child, name)
     return "\n".join(lines)

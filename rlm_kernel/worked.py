@@ -161,6 +161,47 @@ _TABLE_EXAMPLES = [
     ),
     ("How many shops are closed?", 'n = int((df["status"] == "closed").sum())\nprint(n)'),
 ]
+# Records with nested fields, loaded with pd.json_normalize (nested dicts as "a.b" columns) and a
+# table of each list of records in a field, whose "row" is the record's row in df.
+_NESTED_EXAMPLES = [
+    (
+        "How many shops in Graz are closed?",
+        'mask = (df["address.city"] == "Graz") & (df["status"] == "closed")\nn = int(mask.sum())\nprint(n)',
+    ),
+    (
+        "How many shops have the tag 'vegan'?",
+        'n = sum("vegan" in tags for tags in df["tags"] if isinstance(tags, list))\nprint(n)',
+    ),
+    (
+        "Which shop got the highest single rating?",
+        'best = df["ratings"].dropna().apply(max)\nn = df.loc[best.idxmax(), "name"]\nprint(n)',
+    ),
+    (
+        "What is the total of the sales of Brook Cafe in 2021, to the cent?",
+        'row = df.index[df["name"] == "Brook Cafe"][0]\n'
+        'mask = (sales_df["row"] == row) & sales_df["month"].str.startswith("2021")\n'
+        'n = round(float(sales_df.loc[mask, "amount"].sum()), 2)\nprint(n)',
+    ),
+    (
+        "Which shop had the largest monthly sale?",
+        'row = sales_df.loc[sales_df["amount"].idxmax(), "row"]\nn = df.loc[row, "name"]\nprint(n)',
+    ),
+]
+# The same, of a dict of records by name: the names are df's index, and the items' rows.
+_NESTED_DICT_EXAMPLES = [
+    _NESTED_EXAMPLES[0],
+    ("In which city is Brook Cafe?", 'n = df.loc["Brook Cafe", "address.city"]\nprint(n)'),
+    ("Which shop got the highest single rating?", 'n = df["ratings"].dropna().apply(max).idxmax()\nprint(n)'),
+    (
+        "What is the total of the sales of Brook Cafe in 2021, to the cent?",
+        'mask = (sales_df["row"] == "Brook Cafe") & sales_df["month"].str.startswith("2021")\n'
+        'n = round(float(sales_df.loc[mask, "amount"].sum()), 2)\nprint(n)',
+    ),
+    (
+        "Which shop had the largest monthly sale?",
+        'n = sales_df.loc[sales_df["amount"].idxmax(), "row"]\nprint(n)',
+    ),
+]
 _ROWS_EXAMPLES = [
     ("How many shops are closed?", 'n = sum(1 for r in rows if r["status"] == "closed")\nprint(n)'),
     (
@@ -264,6 +305,8 @@ def _sentences(count: int, needle_at: int | None) -> list[str]:
 def _context(shape: str) -> Any:
     if shape in _TABLE_FORMS:
         return _table_form(shape)
+    if shape in _NESTED_FORMS:
+        return _nested(shape)
     if shape == "documents":
         docs = [" ".join(_sentences(12, None)) for _ in range(40)]
         docs[23] = " ".join(_sentences(12, 7))
@@ -298,7 +341,9 @@ def _context(shape: str) -> Any:
     return "\n".join(sentences) if shape == "lines" else " ".join(sentences)
 
 
-_TABLE_FORMS = ("frame", "csv", "json", "dict", "frames")
+_TABLE_FORMS = ("frame", "csv", "json", "dict", "frames", "columns", "tuples")
+_NESTED_FORMS = ("nested-list", "nested-dict", "nested-key", "nested-json")
+_NAMES = ["Lind", "Oak", "Mole", "Vale", "Brook", "Fern", "Hill", "Moss", "Reed", "Ash", "Birch"]
 
 
 def _table_form(shape: str) -> Any:
@@ -317,6 +362,11 @@ def _table_form(shape: str) -> Any:
         return json.dumps(_context("table"))
     if shape == "dict":
         return {f"shop-{row['id']}": {k: v for k, v in row.items() if k != "id"} for row in _context("table")}
+    if shape == "columns":
+        rows = _context("table")
+        return {key: [row[key] for row in rows] for key in rows[0]}
+    if shape == "tuples":
+        return [tuple(row.values()) for row in _context("table")]
     if shape == "frames":
         import pandas as pd
 
@@ -325,6 +375,32 @@ def _table_form(shape: str) -> Any:
         )
         return {"shops": _context("frame"), "cities": cities}
     raise ValueError(shape)
+
+
+def _nested(shape: str) -> Any:
+    """The shops as records with nested fields: an address, tags, ratings and monthly sales."""
+    shops = [
+        {
+            "name": f"{_NAMES[i % 11]} {row['kind'].title()}" + ("" if i < 11 else f" {i // 11 + 1}"),
+            "status": row["status"],
+            "address": {"city": row["city"], "street": f"{_NAMES[i * 3 % 11]} Street {i % 40 + 1}"},
+            "tags": [tag for k, tag in enumerate(["vegan", "wifi", "terrace"]) if (i + k) % (k + 2) == 0],
+            "ratings": [(i * 7 + k * 3) % 5 + 1 for k in range(i % 4)] or None,
+            "sales": [
+                {
+                    "month": f"{2020 + (i + m) % 3}-{m % 12 + 1:02d}",
+                    "amount": round(200 + (i * 53 + m * 31) % 900 + m / 4, 2),
+                }
+                for m in range(i % 5)
+            ],
+        }
+        for i, row in enumerate(_context("table")[:120])
+    ]
+    if shape == "nested-dict":  # by name, as trackers key their runs
+        return {shop["name"]: {k: v for k, v in shop.items() if k != "name"} for shop in shops}
+    if shape == "nested-key":
+        return {"source": "shops register", "exported": "2024-02-01", "shops": shops}
+    return json.dumps(shops) if shape == "nested-json" else shops
 
 
 def _hops(shape: str) -> Any:
@@ -393,6 +469,17 @@ def _by_question(shape: str, question: str | None) -> list[Message] | None:
         load, examples = ROW_LOADS[context_shape].format(sep=""), _ROWS_EXAMPLES
     elif shape in LOADS:  # rows: a list or dict of records, CSV or JSON text
         context_shape, load, examples = shape, LOADS[shape].format(sep=""), _TABLE_EXAMPLES
+    elif shape == "columns":  # a dict of columns
+        context_shape, load, examples = shape, _load(shape), _TABLE_EXAMPLES
+    elif shape == "tuples":  # rows without names: columns by position
+        context_shape, load, examples = (
+            shape,
+            _load(shape),
+            [(q, _by_position(c)) for q, c in _TABLE_EXAMPLES],
+        )
+    elif shape in _NESTED_FORMS:
+        examples = _NESTED_DICT_EXAMPLES if shape == "nested-dict" else _NESTED_EXAMPLES
+        context_shape, load = shape, _load(shape)
     elif shape == "count-lines":
         context_shape, load, examples = "messages", _LINES_LOAD, _LINES_EXAMPLES
     else:
@@ -446,6 +533,20 @@ def _worked_turns(shape: str) -> list[Message]:
     return turns
 
 
+def _by_position(code: str) -> str:
+    """Code over the shops' columns by name, over them by position instead."""
+    for k, name in enumerate(_context("table")[0]):
+        code = code.replace(f'"{name}"', str(k))
+    return code
+
+
+def _load(shape: str) -> str:
+    """The lines that load a made-up context, as its description gives them."""
+    from .prompts import context_metadata
+
+    return context_metadata(_context(shape))["load"]
+
+
 def _frames_load(frames: Mapping[str, Any]) -> str:
     """The lines that load each frame of a dict of DataFrames as a name, as its description gives them."""
     from .structured import frames_metadata
@@ -470,6 +571,14 @@ def _has_pandas() -> bool:
 
 def _example_shape(meta: Mapping[str, Any], question: str | None) -> str:
     shape = meta.get("shape", "text")
+    if meta.get("by_columns") or meta.get("by_rows"):
+        return "columns" if meta.get("by_columns") else "tuples"
+    if "nested" in meta:  # records with nested fields, in the form they come in
+        if meta.get("type") == "str":
+            return "nested-json"
+        if "dict" not in str(meta.get("type", "")).lower():
+            return "nested-list"
+        return "nested-dict" if meta["nested"] == "context" else "nested-key"
     if shape == "table":  # pandas, as the description loads them, unless it said otherwise
         kind = _rows_kind(meta)
         pandas = "pd." in meta["load"] if "load" in meta else _has_pandas()
@@ -494,8 +603,8 @@ def reply_start(meta: Mapping[str, Any], question: str | None = None) -> tuple[s
     for mark, closing in (("# Two steps: find", None), ('search("', '")'), ("classify(items,", None)):
         if mark in first:  # under a plan of two hops, the plan is the model's own to write
             return first[: first.index(mark) + len(mark)], closing
-    if meta.get("shape") == "frames" and meta.get("load"):  # every frame, by the names it was given
-        return f"```repl\n{meta['load']}\n", None
+    if meta.get("load") and (meta.get("shape") in ("frames", "table") or "dims" in meta):
+        return f"```repl\n{meta['load']}\n", None  # rows and frames: the lines that load them
     if first.startswith(f"```repl\n{_LINES_LOAD}\n"):  # lines: the lines that read them
         return f"```repl\n{_LINES_LOAD}\n", None
     for mark in ("\ndf = ", "\nrows = "):  # rows: the lines that load them, as the description gave
@@ -534,15 +643,46 @@ def retry_start(code: str, error: str, first: tuple[str, str | None] | None) -> 
             break
         except SyntaxError:
             kept.pop()  # not cut inside a statement
+    if lines and len(kept) == lines[-1] - 1 and (fixed := _column_fixed(code.splitlines()[len(kept)], error)):
+        kept.append(fixed)
     if not kept:
         return first
     return "```repl\n" + "\n".join(kept) + "\n", None
+
+
+_MISSING = re.compile(r"KeyError: '([^'\n]+)'\nHint: Close column names: '([^'\n]+)'\.")
+
+
+def _column_fixed(line: str, error: str) -> str | None:
+    """The line that raised a ``KeyError`` on a column, with the column named as the frame names
+    it, where the frame has just one column of that name inside a nested one (``metrics.val_acc``
+    for ``val_acc``): the correction its ``Hint:`` line gives, made."""
+    found = _MISSING.search(error)
+    if not found or not found[2].endswith("." + found[1]):
+        return None
+    key, column = found[1], found[2]
+    fixed = line.replace(f'"{key}"', f'"{column}"').replace(f"'{key}'", f"'{column}'")
+    try:
+        ast.parse(fixed.strip())
+    except SyntaxError:
+        return None
+    return fixed if fixed != line else None
 
 
 def example_turns(meta: Mapping[str, Any], question: str | None = None) -> list[Message]:
     """The worked example for a context with this metadata (its shape, and for rows whether they
     come as text) and this question, as alternating user and assistant turns."""
     shape = _example_shape(meta, question)
-    by_question = shape in ("frame", "frames", "array", "count-lines", *LOADS) or shape.startswith("rows-")
+    by_question = shape in (
+        "frame",
+        "frames",
+        "array",
+        "count-lines",
+        "columns",
+        "tuples",
+        *LOADS,
+        *_NESTED_FORMS,
+    )
+    by_question = by_question or shape.startswith("rows-")
     turns = _turns(shape, question if by_question else None)
     return [{"role": role, "content": content} for role, content in turns]  # type: ignore[typeddict-item]

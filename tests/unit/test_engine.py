@@ -401,6 +401,27 @@ def test_after_a_failed_step_the_small_profile_reply_writes_the_failing_line_ane
     assert run.receive_execution(ok(error, error=error), answer_ready=False).prefill is None
 
 
+def test_a_column_named_without_its_nested_prefix_is_named_in_full_where_the_reply_writes_it_anew():
+    from rlm_kernel.worked import retry_start
+
+    code = 'import pandas as pd\ndf = pd.json_normalize(context)\nbest = df["acc"].idxmax()\nprint(best)'
+    error = (
+        "Traceback (most recent call last):\n  File \"<rlm-step-1>\", line 3, in <module>\nKeyError: 'acc'\n"
+        "Hint: Close column names: 'metrics.acc'. Columns of the DataFrames: df: id, metrics.acc.\n"
+    )
+    fixed = (
+        '```repl\nimport pandas as pd\ndf = pd.json_normalize(context)\nbest = df["metrics.acc"].idxmax()\n'
+    )
+    assert retry_start(code, error, None) == (fixed, None)
+    # two nested columns of that name, or a name merely close: the line is the model's to write
+    for hint in ("'metrics.acc', 'summary.acc'.", "'accuracy'."):
+        other = error.replace("'metrics.acc'.", hint)
+        assert retry_start(code, other, None) == (
+            "```repl\nimport pandas as pd\ndf = pd.json_normalize(context)\n",
+            None,
+        )
+
+
 def test_an_empty_answer_is_sent_back_once_then_an_error_not_a_success():
     run, events = make_run()
     run.start()

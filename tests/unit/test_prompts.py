@@ -17,6 +17,7 @@ from rlm_kernel.prompts import (
     opening_messages,
     system_prompt,
 )
+from rlm_kernel.worked import reply_start
 
 
 class Counted:
@@ -238,3 +239,95 @@ def test_the_small_profile_offers_no_home_made_table_api() -> None:
         )
         code = "\n".join(t["content"] for t in turns if t["role"] == "assistant")
         assert "table()" not in code and ".where(" not in code and "df = " in code
+
+
+# Records as APIs, trackers and exports give them: nested dicts, and lists of records inside.
+NESTED = [
+    {
+        "id": f"r{i}",
+        "owner": {"name": ["ana", "bo", "cy"][i % 3], "team": {"code": f"T{i % 2}"}},
+        "labels": ["x", "y"][: i % 3],
+        "steps": [{"n": k, "loss": round(1 / (k + i + 1), 4)} for k in range(i % 4)],
+    }
+    for i in range(40)
+]
+
+
+@pytest.mark.parametrize("form", ["list", "dict", "under a key", "json"])
+def test_records_with_nested_fields_load_with_json_normalize_and_a_table_of_each_list_of_records(
+    form,
+) -> None:
+    pytest.importorskip("pandas")
+    context: Any = {
+        "list": NESTED,
+        "dict": {r["id"]: r for r in NESTED},
+        "under a key": {"exported": "2024-01-02", "version": 3, "runs": NESTED},
+        "json": json.dumps({"meta": {"page": 1}, "runs": NESTED}),
+    }[form]
+    meta = context_metadata(context)
+    text = describe_context(meta)
+    assert "pd.json_normalize(" in text and "owner.team.code (str)" in text and "labels (list)" in text
+    made = _run_load(meta, context)
+    df, steps = made["df"], made["steps_df"]
+    assert list(df.shape) == meta["dims"] == [40, 5]
+    assert steps.shape[0] == sum(len(r["steps"]) for r in NESTED) == meta["children"]["steps_df"]["dims"][0]
+    # each item's row leads back to its record
+    last = steps.loc[steps["loss"].idxmin(), "row"]
+    assert (
+        df.loc[last, "id"] == min(NESTED, key=lambda r: min((s["loss"] for s in r["steps"]), default=9))["id"]
+    )
+    assert "steps_df has a row for each item of the lists in df['steps']" in text
+    if form == "dict":
+        assert df.index[0] == "r0"  # the keys are the rows' labels
+    if form == "under a key":
+        assert text.startswith(
+            "The variable `context` holds a dict of 3 keys: context['runs'] is a list of 40"
+        )
+    json.dumps(meta)
+
+
+def test_a_dict_of_columns_loads_as_a_dataframe() -> None:
+    pytest.importorskip("pandas")
+    context = {"t": [f"2024-01-{d:02d}" for d in range(1, 29)], "kwh": [d * 1.5 for d in range(28)]}
+    meta = context_metadata(context)
+    assert describe_context(meta).startswith(
+        "The variable `context` holds a dict of 2 columns: lists of 28 values each. Load it with:\n"
+        "import pandas as pd\ndf = pd.DataFrame(context)"
+    )
+    assert _run_load(meta, context)["df"]["kwh"].sum() == sum(context["kwh"])
+    ragged = {"a": [1, 2], "b": [1]}
+    assert "load" not in context_metadata(ragged)
+
+
+def test_an_export_with_lines_before_its_header_and_decimal_commas_is_read_as_written() -> None:
+    pd = pytest.importorskip("pandas")
+    rows = [
+        f'"{d:02d}.0{m}.2023";"Shop {d % 3}";"{"-" if d % 2 else ""}1.{d:03d},{m}5"'
+        for m in (1, 2)
+        for d in range(1, 25)
+    ]
+    text = '"Account";"DE00 1234"\n"Currency";"EUR"\n\n"Date";"Payee";"Amount"\n' + "\n".join(rows) + "\n"
+    meta = context_metadata(text)
+    load = "df = pd.read_csv(io.StringIO(context), sep=';', skiprows=3, decimal=',', thousands='.', "
+    assert load + "parse_dates=['Date'], dayfirst=True)" in describe_context(meta)
+    df = _run_load(meta, text)["df"]
+    assert df.shape == (48, 3) and df["Amount"].dtype == float and df["Amount"].iloc[1] == 1002.15
+    assert df["Date"].iloc[0] == pd.Timestamp(2023, 1, 1) and df["Date"].iloc[12] == pd.Timestamp(2023, 1, 13)
+    start, _ = reply_start(meta, "What was paid to Shop 1 in January?")  # the small profile's reply
+    assert start.startswith("```repl\nimport io\nimport pandas as pd\n" + load)
+
+
+@pytest.mark.parametrize("form", ["list", "dict", "under a key", "json"])
+def test_the_small_profile_shows_nested_records_worked_in_pandas(form) -> None:
+    pytest.importorskip("pandas")
+    context: Any = {
+        "list": NESTED,
+        "dict": {r["id"]: r for r in NESTED},
+        "under a key": {"exported": "2024-01-02", "runs": NESTED},
+        "json": json.dumps(NESTED),
+    }[form]
+    meta = context_metadata(context)
+    turns = opening_messages(profile="small", question="Which run had the lowest loss?", context_meta=meta)
+    code = "\n".join(t["content"] for t in turns if t["role"] == "assistant")
+    assert "pd.json_normalize(" in code and '"row"' in code and "search(" not in code
+    assert reply_start(meta, "Which run had the lowest loss?") == (f"```repl\n{meta['load']}\n", None)

@@ -51,6 +51,18 @@ def test_a_missing_column_is_told_where_it_is_and_a_library_s_frames_are_left_ou
     assert "Hint: 'order_id' is a column of orders." in error
 
 
+def test_a_column_inside_a_nested_one_is_named_as_json_normalize_names_it():
+    ex = LocalExecutor()
+    ex.run(
+        "import pandas as pd\nruns = pd.json_normalize([{'id': 1, 'metrics': {'acc': 0.5, 'accel': 2}}])",
+        step=1,
+    )
+    error = ex.run("n = runs['acc'].max()", step=2).error
+    assert (
+        "Hint: Close column names: 'metrics.acc'. Columns of the DataFrames: runs: id, metrics.acc," in error
+    )
+
+
 def test_syntax_error_is_reported_as_text():
     result = LocalExecutor().run("def (", step=1)
     assert "SyntaxError" in result.error
