@@ -60,7 +60,9 @@ class AnswerChecks(RunCore):
         """The cheap check, then (``verify``) the sub-model's; an answer that fails either is sent
         back, or taken with a warning."""
         self.response = answer.content  # kept if the run is stopped before it is taken
-        reason = grounding.unsupported(self.question, answer.content, self._outputs, written=answer.written)
+        reason = grounding.unsupported(
+            self.question, answer.content, self._outputs, written=answer.written, code="\n".join(self._codes)
+        )
         if reason is not None:
             return self._doubted(answer, reason, "check")
         if self.config.verify:

@@ -67,6 +67,7 @@ class CoPiloting(AnswerChecks):
         )
         self._human_steps.append((self.steps, code, shown))
         self._outputs.append(shown)
+        self._codes.append(code)
         self._loops.forget()  # the human changed the REPL
         return self.steps
 

@@ -404,6 +404,8 @@ class RLMRun(CoPiloting):
             if first and (retry := prompts.retry_start(self._code, result.error, first)):
                 self._starts[self.turns + 1] = retry
                 self._retries.add(self.turns + 1)
+        elif self._starts.get(1) and not answer_ready and (start := prompts.answer_start(self._code, full)):
+            self._starts[self.turns + 1] = start  # the small profile's: it answers with what it printed
         failure = (self._last_failure or "an error") if result.error else None
         self._loops.step_ran(
             self._code, self._executing, failure, whole=not pending.blocks, answer_ready=answer_ready

@@ -8,7 +8,8 @@ asked as well (:func:`verify_prompt`, :func:`verdict`). The engine sends an unsu
 back to the root once (:func:`send_back_note`), then keeps it with a warning.
 
 The rules, in order, each with the reason it gives (3 to 5 only for an answer the root wrote out
-itself, in its code or its reply: one its code computed and did not print is not a copy):
+itself, in its code or its reply: one its code computed and did not print is not a copy; 7 only
+for one its code computed):
 
 1. The question asks for a quantity (how many, how much, number of, count, total, sum, average,
    mean) and the answer has no number, in digits or words: "the question asks for a quantity and
@@ -31,6 +32,15 @@ itself, in its code or its reply: one its code computed and did not print is not
    nothing". A filter that matches no item most often writes a value otherwise than the data does
    (its case, spelling or format), so the root is sent back to look once; a true zero keeps its
    warning. This holds for computed answers too.
+
+7. The question names a value the code never used: a quoted name or phrase ('Lena Hoffmann',
+   "Seasonality", `load_refunds_v2`) or a year that the run's code does not hold (case aside; a
+   phrase counts as used when its longest word is): "the code never used ...". Code that answers
+   a question about one account, title or year and never names it has answered another
+   question. Checked only for an answer the code computed (one written out was read, and rule 3
+   holds it), and not where the answer is one of the question's phrases (a choice among them); a
+   phrase shorter than five characters, an argument list (``*args``) or a format (``YYYY-MM-DD``)
+   is not held to it.
 
 Yes/no answers are not held to rule 3.
 
@@ -131,10 +141,16 @@ _HIT = re.compile(r"\[\d+\] ")
 
 
 def unsupported(
-    question: str | None, answer: str, outputs: Sequence[str], *, written: bool = True
+    question: str | None,
+    answer: str,
+    outputs: Sequence[str],
+    *,
+    written: bool = True,
+    code: str | None = None,
 ) -> str | None:
     """Why ``answer`` is not supported by ``outputs`` (what the run's steps printed), or None.
-    ``written``: the root wrote the answer out (see :func:`written_in`), rather than code computing it."""
+    ``written``: the root wrote the answer out (see :func:`written_in`), rather than code computing it.
+    ``code``: the run's code, all its steps (rule 7)."""
     text = answer.strip().strip("\"'`\u2018\u2019\u201c\u201d").strip()
     if not text:
         return None  # the engine reports an empty answer itself
@@ -143,6 +159,8 @@ def unsupported(
     question = question or ""
     if _found_nothing(question, text):
         return FOUND_NOTHING
+    if code is not None and not written and (unused := _unused(question, code, text)):
+        return f"the code never used {unused}, which the question names"
     quantity = _asks_quantity(question)
     why, numbers, own = _read_answer(question, text, quantity)
     if why is not None or _YES_NO.match(text):
@@ -168,6 +186,27 @@ def _found_nothing(question: str, text: str) -> bool:
     if _EMPTY_VALUE.fullmatch(text) or _NOTHING.search(text):
         return True
     return bool(_ZERO.fullmatch(text) and _COUNT.search(question))
+
+
+_QUOTED = re.compile(r"""(?<!\w)(['"`\u2018\u201c])([^'"`\u2019\u201d\n]{5,80})['"`\u2019\u201d](?!\w)""")
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+_FORMAT = re.compile(r"[YMDhms\W_]+|\*.*")  # YYYY-MM-DD, *args: how a value is written, not one
+
+
+def _unused(question: str, code: str, answer: str) -> str | None:
+    """The first value the question names that the code does not use (rule 7), quoted, or None."""
+    low = code.lower()
+    phrases = [p for _, p in _QUOTED.findall(question) if not _FORMAT.fullmatch(p)]
+    if any(p.lower() in answer.lower() for p in phrases):
+        phrases = []  # the answer is one of the question's own phrases: a choice among them
+    for phrase in phrases:
+        longest = max(re.findall(r"\w+", phrase.lower()), key=len, default="")
+        if phrase.lower() not in low and not _bounded(longest, low):
+            return repr(phrase)
+    for year in _YEAR.findall(question):
+        if year not in code:
+            return year
+    return None
 
 
 _Numbers = list[tuple[Decimal, int]]

@@ -34,9 +34,10 @@ from .structured import (
     table_metadata,
 )
 from .tools import Tool
-from .worked import example_turns, reply_start, reply_starts, retry_start, shape_of
+from .worked import answer_start, example_turns, reply_start, reply_starts, retry_start, shape_of
 
 __all__ = [
+    "answer_start",
     "context_metadata",
     "describe_context",
     "system_prompt",

@@ -127,6 +127,7 @@ class RunCore:
         self._replaying: ReplayedStep | None = None
         self._replayed: dict[int, tuple[str, bool]] = {}  # step -> what its replay printed, and if it failed
         self._outputs: list[str] = []  # every step's output as the root saw it, for the answer's check
+        self._codes: list[str] = []  # every step's code as it ran, for the same
         self._code = ""  # the code of the step running, as it ran
         self._judging: CommittedAnswer | None = None  # the answer the sub-model is asked about
         self._sent_back = False  # an answer is sent back at most once a run
@@ -348,6 +349,7 @@ class RunCore:
         """Keep a step's output for the answer's check: as the root saw it, or, where the step
         raised, only what it printed (a traceback supports no answer, though it may quote the very
         value: a line of the code)."""
+        self._codes.append(self._code)
         self._outputs.append(
             truncate(self.redact(result.printed()), self.config.max_output_chars)[0]
             if result.error

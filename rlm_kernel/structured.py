@@ -468,7 +468,8 @@ def _table_in(meta: Mapping[str, Any], container: str) -> str | None:
     if meta.get("by_rows"):
         return f"a {container} of {rows:,} rows, each {columns:,} values (columns 0, 1, ...)"
     if "nested" in meta and meta["nested"] not in ("context", "data"):  # records inside it
-        return f"a {container} of {_count(meta.get('items', 0), 'key')}: {meta['nested']} is a list of {rows:,} dicts"
+        keys = _count(meta.get("items", 0), "key")
+        return f"a {container} of {keys}: {meta['nested']} is a list of {rows:,} dicts"
     if "nested" in meta:
         return f"a {container} of {rows:,} dicts (records, with nested fields)"
     return None

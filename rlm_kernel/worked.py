@@ -26,7 +26,16 @@ from .helpers import looks_like_csv, search_text
 from .lm.base import Message
 from .structured import LOADS, ROW_LOADS
 
-__all__ = ["SHAPES", "shape_of", "example_turns", "reply_start", "reply_starts", "retry_start", "two_hops"]
+__all__ = [
+    "SHAPES",
+    "shape_of",
+    "example_turns",
+    "reply_start",
+    "reply_starts",
+    "retry_start",
+    "answer_start",
+    "two_hops",
+]
 
 SHAPES = ("text", "lines", "documents", "table", "frame", "frames", "array", "other")
 _SHORT = 120  # a field longer than this is text to search, not a value to count
@@ -648,6 +657,22 @@ def retry_start(code: str, error: str, first: tuple[str, str | None] | None) -> 
     if not kept:
         return first
     return "```repl\n" + "\n".join(kept) + "\n", None
+
+
+_PRINTED = re.compile(r"print\(([A-Za-z_]\w*)\)")
+
+
+def answer_start(code: str, output: str) -> tuple[str, str | None] | None:
+    """How the reply after a step that printed one short value of a variable begins, as the worked
+    examples' next turn does: ``answer["content"] = str(<that variable>)``. A small model
+    otherwise copies that turn's ``str(n)`` whatever its own variable is called, and the
+    ``NameError`` it gets is sent back turn after turn. None after any other step."""
+    lines = [line for line in code.splitlines() if line.strip()]
+    printed = _PRINTED.fullmatch(lines[-1]) if lines else None
+    shown = output.strip()
+    if not printed or printed[1] in ("answer", "context") or not shown or "\n" in shown or len(shown) > 200:
+        return None
+    return f'```repl\nanswer["content"] = str({printed[1]})\n', None
 
 
 _MISSING = re.compile(r"KeyError: '([^'\n]+)'\nHint: Close column names: '([^'\n]+)'\.")

@@ -386,7 +386,7 @@ def test_after_a_failed_step_the_small_profile_reply_writes_the_failing_line_ane
     again = run.receive_reply(reply('```repl\nrows = context.split()\nn = rows["x"]\nprint(n)\n```'))
     assert again.sampling and again.prefill == after.prefill  # the same code again: resampled from there
     run.receive_reply(reply("```repl\nrows = context.split()\nn = len(rows)\nprint(n)\n```"))
-    assert run.receive_execution(ok("100\n"), answer_ready=False).prefill is None
+    assert run.receive_execution(ok("100\n"), answer_ready=False).prefill != after.prefill
     # where the first line raised, the reply begins as the first one did
     run, _ = make_run(prompt_profile="small")
     first = run.start().prefill
@@ -399,6 +399,24 @@ def test_after_a_failed_step_the_small_profile_reply_writes_the_failing_line_ane
     run.receive_reply(reply("```repl\nx = 1\ny = z\n```"))
     error = 'Traceback (most recent call last):\n  File "<rlm-step-1>", line 2, in <module>\nNameError: z\n'
     assert run.receive_execution(ok(error, error=error), answer_ready=False).prefill is None
+
+
+def test_after_a_step_that_printed_one_value_the_small_profile_reply_answers_with_that_variable():
+    run, _ = make_run(prompt_profile="small")
+    run.start()
+    run.receive_reply(
+        reply("```repl\nrows = context.split()\ntotal_rows = len(rows)\nprint(total_rows)\n```")
+    )
+    after = run.receive_execution(ok("100\n"), answer_ready=False)
+    assert after.prefill == '```repl\nanswer["content"] = str(total_rows)\n'  # not the examples' str(n)
+    # a step that printed a table, or printed nothing, or not one variable: the reply is the model's
+    for code, out in [("print(df)", "   a\n0  1\n1  2\n"), ("x = 1", ""), ("print(len(rows))", "100\n")]:
+        run.receive_reply(reply(f"```repl\n{code}\n```"))
+        assert run.receive_execution(ok(out), answer_ready=False).prefill is None
+    run, _ = make_run()  # other profiles write their replies whole
+    run.start()
+    run.receive_reply(reply("```repl\nn = 1\nprint(n)\n```"))
+    assert run.receive_execution(ok("1\n"), answer_ready=False).prefill is None
 
 
 def test_a_column_named_without_its_nested_prefix_is_named_in_full_where_the_reply_writes_it_anew():

@@ -184,6 +184,25 @@ def test_an_answer_the_code_computed_is_held_only_to_the_quantity_and_echo_rules
     assert unsupported(WHO, "the gopher protocol", [REPORT], written=False) == ECHO
 
 
+def test_a_computed_answer_whose_code_never_used_what_the_question_names_is_sent_back():
+    question = "What is the total of the debits to 'Kiosk Nord' booked in March 2023?"
+    for code in ['n = df["amount"].sum()', 'n = df.loc[df["payee"] == "Kiosk Nord", "amount"].sum()']:
+        reason = unsupported(question, "-47.5", ["-47.5"], written=False, code=code)
+        assert reason is not None and reason.startswith("the code never used ")  # the payee, then the year
+    good = 'm = (df["payee"] == "Kiosk nord") & (df["d"].dt.year == 2023) & (df["d"].dt.month == 3)'
+    assert unsupported(question, "-47.5", ["-47.5"], written=False, code=good) is None
+    assert unsupported(
+        question, "-47.5", ["-47.5"], written=False, code='m = df["payee"].str.contains("kiosk", case=False)'
+    ) == ("the code never used 2023, which the question names")
+    # not for an answer written out, nor for code not given, nor for a format or an answer that is a choice
+    assert unsupported(question, "-47.5", ["-47.5"], written=True, code="") is None
+    assert unsupported(question, "-47.5", ["-47.5"], written=False) is None
+    dated = "On which day (as 'YYYY-MM-DD') was the most sold?"
+    assert unsupported(dated, "2024-01-02", ["2024-01-02"], written=False, code="n = s.idxmax()") is None
+    choice = "Is 'paid in full' or 'partly paid' the more common state?"
+    assert unsupported(choice, "paid in full", ["paid in full"], written=False, code="n = c.idxmax()") is None
+
+
 @pytest.mark.parametrize(
     ("answer", "source", "written"),
     [

@@ -299,6 +299,20 @@ def test_a_dict_of_columns_loads_as_a_dataframe() -> None:
     assert "load" not in context_metadata(ragged)
 
 
+def test_rows_without_names_load_as_a_dataframe_with_columns_by_position() -> None:
+    pytest.importorskip("pandas")
+    context = [(f"2024-01-{d:02d}", d * 1.5, "ok") for d in range(1, 29)]  # as fetchall() gives them
+    meta = context_metadata(context)
+    text = describe_context(meta)
+    assert text.startswith(
+        "The variable `context` holds a list of 28 rows, each 3 values (columns 0, 1, ...)."
+    )
+    assert _run_load(meta, context)["df"][1].sum() == sum(r[1] for r in context)
+    turns = opening_messages(profile="small", question="How many rows are ok?", context_meta=meta)
+    code = "\n".join(t["content"] for t in turns if t["role"] == "assistant")
+    assert 'df[3] == "closed"' in code and '"status"' not in code  # the examples' columns by position too
+
+
 def test_an_export_with_lines_before_its_header_and_decimal_commas_is_read_as_written() -> None:
     pd = pytest.importorskip("pandas")
     rows = [
