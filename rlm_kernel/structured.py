@@ -56,6 +56,7 @@ FRAMES_SHOWN = 8
 COLUMNS_SHOWN = 30
 ROWS_SHOWN = 3
 CHILDREN_SHOWN = 3  # tables made of lists of records inside the records
+OUTER_ROWS, ITEMS_PER_OUTER = 10, 5  # records this few, holding this many items each: pages of items
 
 
 # The lines that load rows, by where they are: as a DataFrame ``df`` with pandas, else as a list
@@ -394,6 +395,24 @@ def _run_load(load: str, namespace: dict[str, Any], rows: int, json_text: bool) 
     meta["load"] = "\n".join(lines)
     if children:
         meta["children"] = children
+    return _items_first(meta, rows)
+
+
+def _items_first(meta: dict[str, Any], rows: int) -> dict[str, Any]:
+    """Few records that each hold a list of many (an API's pages of items): the items are the
+    table asked about, so they are ``df``, and the records that hold them ``outer_df``."""
+    children = meta.get("children", {})
+    biggest = max(children, key=lambda name: children[name]["dims"][0], default=None)
+    if biggest is None or rows > OUTER_ROWS or children[biggest]["dims"][0] < ITEMS_PER_OUTER * rows:
+        return meta
+    inner = children.pop(biggest)
+    lines = [re.sub(r"\bdf\b", "outer_df", line) for line in meta["load"].split("\n")]
+    lines = [re.sub(rf"^{biggest} = ", "df = ", line) for line in lines]
+    outer = {k: v for k, v in meta.items() if k in ("dims", "columns", "head")}
+    meta = {**{k: v for k, v in meta.items() if k not in ("dims", "columns", "head")}, **inner}
+    meta.update(load="\n".join(lines), outer={"column": inner["column"], **outer})
+    if not children:
+        meta.pop("children", None)
     return meta
 
 
@@ -463,6 +482,8 @@ def _count(n: int, noun: str) -> str:
 def _table_in(meta: Mapping[str, Any], container: str) -> str | None:
     """A container that holds a table: by columns, by rows without names, or as nested records."""
     rows, columns = meta["dims"] if "dims" in meta else (0, 0)
+    if "outer" in meta:  # the records, not their items
+        rows = meta["outer"]["dims"][0]
     if meta.get("by_columns"):
         return f"a {container} of {columns:,} columns: lists of {rows:,} values each"
     if meta.get("by_rows"):
@@ -526,10 +547,17 @@ def describe_structured(meta: Mapping[str, Any]) -> str | None:
         lines += _frame_lines(meta)
     elif meta.get("parsed_keys"):
         lines.append(f"First keys of data: {meta['parsed_keys']}")
-    for name, child in meta.get("children", {}).items():
+    if outer := meta.get("outer"):
         lines.append(
-            f"{name} has a row for each item of the lists in df[{child['column']!r}]; "
-            "its column row is the item's row label in df."
+            f"df has a row for each item of the lists in outer_df[{outer['column']!r}]; "
+            "its column row is the item's row label in outer_df, the records that hold them:"
+        )
+        lines += _frame_lines(outer, "outer_df")
+    for name, child in meta.get("children", {}).items():
+        parent = "outer_df" if outer else "df"
+        lines.append(
+            f"{name} has a row for each item of the lists in {parent}[{child['column']!r}]; "
+            f"its column row is the item's row label in {parent}."
         )
         lines += _frame_lines(child, name)
     return "\n".join(lines)

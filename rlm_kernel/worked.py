@@ -242,11 +242,11 @@ _LINES_LOAD = "import re\nfrom collections import Counter\nlines = context.split
 _LINES_EXAMPLES = [
     (
         "How many messages from May 2024 mention the ferry?",
-        'n = sum(1 for line in lines if "[2024-05" in line and "ferry" in line.lower())\nprint(n)',
+        'n = sum(1 for line in lines if "[2024-05" in line and re.search("ferry", line, re.I))\nprint(n)',
     ),
     (
         "In which month were the most messages about delays written?",
-        'found = [re.search(r"\\d{4}-\\d{2}", line) for line in lines if "delay" in line.lower()]\n'
+        'found = [re.search(r"\\d{4}-\\d{2}", line) for line in lines if re.search("delay", line, re.I)]\n'
         "months = [m.group() for m in found if m]\n"
         "n = Counter(months).most_common(1)[0][0]\nprint(n)",
     ),

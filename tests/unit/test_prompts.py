@@ -345,3 +345,22 @@ def test_the_small_profile_shows_nested_records_worked_in_pandas(form) -> None:
     code = "\n".join(t["content"] for t in turns if t["role"] == "assistant")
     assert "pd.json_normalize(" in code and '"row"' in code and "search(" not in code
     assert reply_start(meta, "Which run had the lowest loss?") == (f"```repl\n{meta['load']}\n", None)
+
+
+def test_pages_of_items_load_the_items_as_df_and_the_pages_beside_them() -> None:
+    pytest.importorskip("pandas")
+    pages = [
+        {"page": p, "next": f"?page={p + 1}", "items": [{"id": p * 10 + k, "stars": k} for k in range(8)]}
+        for p in range(3)
+    ]
+    meta = context_metadata(pages)
+    text = describe_context(meta)
+    assert text.startswith("The variable `context` holds a list of 3 dicts (records, with nested fields).")
+    assert "outer_df = pd.json_normalize(context)\ndf = pd.json_normalize(" in text
+    assert "df has a row for each item of the lists in outer_df['items']" in text
+    made = _run_load(meta, pages)
+    assert made["df"].shape == (24, 3) and made["df"]["stars"].sum() == 3 * sum(range(8))
+    assert made["outer_df"].loc[made["df"].loc[17, "row"], "page"] == 2
+    # many records, each with a few items: the records stay df
+    runs = [{"run": r, "steps": [{"n": k} for k in range(6)]} for r in range(12)]
+    assert "steps_df = " in context_metadata(runs)["load"]
