@@ -34,8 +34,9 @@ for one its code computed):
    warning. This holds for computed answers too.
 
 7. The question names a value the code never used: a quoted name or phrase ('Lena Hoffmann',
-   "Seasonality", `load_refunds_v2`) or a year that the run's code does not hold (case aside; a
-   phrase counts as used when its longest word is): "the code never used ...". Code that answers
+   "Seasonality", `load_refunds_v2`), a year, or a month of a year ("March 2024": its name or
+   number) that the run's code does not hold (case aside; a phrase counts as used when its
+   longest word is): "the code never used ...". Code that answers
    a question about one account, title or year and never names it has answered another
    question. Checked only for an answer the code computed (one written out was read, and rule 3
    holds it), and not where the answer is one of the question's phrases (a choice among them); a
@@ -190,6 +191,9 @@ def _found_nothing(question: str, text: str) -> bool:
 
 _QUOTED = re.compile(r"""(?<!\w)(['"`\u2018\u201c])([^'"`\u2019\u201d\n]{5,80})['"`\u2019\u201d](?!\w)""")
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+_MONTH = re.compile(
+    r"\b(January|February|March|April|May|June|July|August|September|October|November|December)\s+(?:of\s+)?\d{4}\b"
+)
 _FORMAT = re.compile(r"[YMDhms\W_]+|\*.*")  # YYYY-MM-DD, *args: how a value is written, not one
 
 
@@ -206,6 +210,10 @@ def _unused(question: str, code: str, answer: str) -> str | None:
     for year in _YEAR.findall(question):
         if year not in code:
             return year
+    for month in _MONTH.findall(question):
+        number = _MONTHS.index(month.lower()) + 1
+        if month.lower()[:3] not in low and not any(_bounded(n, low) for n in {str(number), f"{number:02d}"}):
+            return month
     return None
 
 

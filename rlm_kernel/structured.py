@@ -547,6 +547,12 @@ def describe_structured(meta: Mapping[str, Any]) -> str | None:
         lines += _frame_lines(meta)
     elif meta.get("parsed_keys"):
         lines.append(f"First keys of data: {meta['parsed_keys']}")
+    return "\n".join(lines + _items_lines(meta))
+
+
+def _items_lines(meta: Mapping[str, Any]) -> list[str]:
+    """The tables of items beside ``df``: the records that hold them, or those they hold."""
+    lines: list[str] = []
     if outer := meta.get("outer"):
         lines.append(
             f"df has a row for each item of the lists in outer_df[{outer['column']!r}]; "
@@ -560,4 +566,4 @@ def describe_structured(meta: Mapping[str, Any]) -> str | None:
             f"its column row is the item's row label in {parent}."
         )
         lines += _frame_lines(child, name)
-    return "\n".join(lines)
+    return lines

@@ -194,6 +194,12 @@ def test_a_computed_answer_whose_code_never_used_what_the_question_names_is_sent
     assert unsupported(
         question, "-47.5", ["-47.5"], written=False, code='m = df["payee"].str.contains("kiosk", case=False)'
     ) == ("the code never used 2023, which the question names")
+    month = 'm = (df["payee"] == "Kiosk Nord") & (df["d"].dt.year == 2023)'
+    assert unsupported(question, "-47.5", ["-47.5"], written=False, code=month) == (
+        "the code never used March, which the question names"
+    )
+    for by_month in ['df["d"].dt.month == 3', 'df["d"].str.startswith("2023-03")', '"mar" in s']:
+        assert unsupported(question, "-47.5", ["-47.5"], written=False, code=f"{month} & {by_month}") is None
     # not for an answer written out, nor for code not given, nor for a format or an answer that is a choice
     assert unsupported(question, "-47.5", ["-47.5"], written=True, code="") is None
     assert unsupported(question, "-47.5", ["-47.5"], written=False) is None
