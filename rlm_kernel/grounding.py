@@ -36,12 +36,11 @@ for one its code computed):
 7. The question names a value the code never used: a quoted name or phrase ('Lena Hoffmann',
    "Seasonality", `load_refunds_v2`), a year, or a month of a year ("March 2024": its name or
    number) that the run's code does not hold (case aside; a phrase counts as used when its
-   longest word is): "the code never used ...". Code that answers
-   a question about one account, title or year and never names it has answered another
-   question. Checked only for an answer the code computed (one written out was read, and rule 3
-   holds it), and not where the answer is one of the question's phrases (a choice among them); a
-   phrase shorter than five characters, an argument list (``*args``) or a format (``YYYY-MM-DD``)
-   is not held to it.
+   longest word is): "the code never used ...". Code that answers a question about one
+   account, title or month and never names it has answered another question. Checked only for
+   an answer the code computed (one written out was read, and rule 3 holds it), and not where
+   the answer is one of the question's phrases (a choice among them); a phrase shorter than five
+   characters, an argument list (``*args``) or a format (``YYYY-MM-DD``) is not held to it.
 
 Yes/no answers are not held to rule 3.
 

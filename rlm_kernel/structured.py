@@ -339,11 +339,11 @@ def nested_metadata(data: Any, root: str = "context", json_text: bool = False) -
         return None
     if isinstance(data, Mapping) and _columns(data):
         load = f"df = pd.DataFrame({root})"
-        meta = _run_load(load, {root: data}, len(next(iter(data.values()))), json_text)
+        sample = {key: column[:SAMPLE_ROWS] for key, column in data.items()}
+        meta = _run_load(load, {root: sample}, len(next(iter(data.values()))), json_text)
         return None if meta is None else {**meta, "by_columns": True}
     if isinstance(data, list) and _tuples(data[:200]):
-        sample = data[:SAMPLE_ROWS]
-        meta = _run_load(f"df = pd.DataFrame({root})", {root: sample}, len(data), json_text)
+        meta = _run_load(f"df = pd.DataFrame({root})", {root: data[:SAMPLE_ROWS]}, len(data), json_text)
         return None if meta is None else {**meta, "by_rows": True}
     found = _records_in(data)
     if found is None:
