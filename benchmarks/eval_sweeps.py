@@ -198,25 +198,11 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
          "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
          "--votes", "1"],
     ),
-    "holdout-3-1.5b-one-root": (
-        "holdout-3-0.5b-one-root with the bundled 1.5B model as root and sub-model: the default model's "
-        "choice",
-        ["--tasks", "calendars,testreport,transit,places", "--lengths", "8k", "-n", "6", "--methods", "rlm",
-         "--model-name", "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--max-timeout", "600",
-         "--votes", "1"],
-    ),
     "regress-3-0.5b": (
         "regress-0.5b again after the third change of the small profile (nested records, CSV exports, "
         "answers from the printed variable, values the question names)",
         ["--tasks", "sniah,records", "--lengths", "8k,32k", "-n", "10", "--methods", "rlm", "--model-name",
          "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--votes", "1"],
-    ),
-    "dev-3-0.5b-one-root": (
-        "The third change's development families, test split, after it (their dev split was worked on; "
-        "compare holdout-2-0.5b-one-root for four of them before it)",
-        ["--tasks", "mlruns,notebook,references,statement,api,series", "--lengths", "8k", "-n", "6",
-         "--methods", "rlm", "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small",
-         "--max-timeout", "600", "--votes", "1"],
     ),
 }  # fmt: skip
 
