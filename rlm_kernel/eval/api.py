@@ -26,7 +26,7 @@ import random
 from collections import Counter
 from datetime import datetime, timedelta
 
-from .tasks import Task, TaskRef, as_text, draw_question, family
+from .tasks import Task, TaskRef, asked_task, draw_question, family
 
 __all__ = ["KINDS", "items_for", "make"]
 
@@ -280,22 +280,12 @@ def make(ref: TaskRef) -> Task:
 
     # other parameters, then a deep field, which always exists
     kind, (question, answer, params) = draw_question(ask, kind, "deep")
-    return Task(
-        id=ref.id,
-        family="api",
-        context=context,
-        question=question,
-        answer=answer,
-        scorer="exact",
-        split=ref.split,
-        length=ref.length,
-        meta={
-            "question_type": kind,
-            "container": "list of pages",
-            "pages": len(context),
-            "items": n,
-            "chars": len(as_text(context)),
-            "params": params,
-        },
-        ref=ref,
+    return asked_task(
+        ref,
+        context,
+        kind,
+        (question, answer, params),
+        container="list of pages",
+        pages=len(context),
+        items=n,
     )

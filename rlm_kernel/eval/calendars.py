@@ -33,7 +33,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
-from .tasks import Task, TaskRef, as_text, draw_question, family
+from .tasks import Task, TaskRef, asked_task, draw_question, family
 
 __all__ = ["KINDS", "make"]
 
@@ -388,21 +388,11 @@ def make(ref: TaskRef) -> Task:
     kind, (question, answer, params) = draw_question(
         lambda asked: _ASK[asked](ref.split, rng, events), kind, "lookup", nonzero=True
     )
-    return Task(
-        id=ref.id,
-        family="calendars",
-        context=context,
-        question=question,
-        answer=answer,
-        scorer="exact",
-        split=ref.split,
-        length=ref.length,
-        meta={
-            "question_type": kind,
-            "container": "string" if ref.split == "dev" else "list of dicts",
-            "events": len(events),
-            "chars": len(as_text(context)),
-            "params": params,
-        },
-        ref=ref,
+    return asked_task(
+        ref,
+        context,
+        kind,
+        (question, answer, params),
+        container="string" if ref.split == "dev" else "list of dicts",
+        events=len(events),
     )

@@ -26,7 +26,7 @@ from __future__ import annotations
 import random
 from datetime import datetime
 
-from .tasks import Task, TaskRef, family
+from .tasks import Task, TaskRef, asked_task, family
 
 __all__ = ["KINDS", "rows_for", "make"]
 
@@ -257,22 +257,13 @@ def make(ref: TaskRef) -> Task:
         kind = kind if attempt < 8 else "count"
         question, answer, params = found
         container, columns = "DataFrame", context.shape[1]
-    return Task(
-        id=ref.id,
-        family="frames",
-        context=context,
-        question=question,
-        answer=answer,
-        scorer="exact",
-        split=ref.split,
-        length=ref.length,
-        meta={
-            "question_type": kind,
-            "container": container,
-            "rows": n,
-            "columns": columns,
-            "chars": _csv_chars(context),
-            "params": params,
-        },
-        ref=ref,
+    return asked_task(
+        ref,
+        context,
+        kind,
+        (question, answer, params),
+        container=container,
+        rows=n,
+        columns=columns,
+        chars=_csv_chars(context),
     )

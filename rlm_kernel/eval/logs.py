@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from .tasks import Task, TaskRef, draw_question, family
+from .tasks import Task, TaskRef, asked_task, draw_question, family
 
 __all__ = ["KINDS", "lines_for", "make"]
 
@@ -215,21 +215,11 @@ def make(ref: TaskRef) -> Task:
         lambda asked: _ask(asked, ref.split, rng, lines), kind, "first"
     )
     context = "\n".join(_render(ref.split, x, pids) for x in lines) + "\n"
-    return Task(
-        id=ref.id,
-        family="logs",
-        context=context,
-        question=question,
-        answer=answer,
-        scorer="exact",
-        split=ref.split,
-        length=ref.length,
-        meta={
-            "question_type": kind,
-            "container": "str",
-            "lines": len(lines),
-            "chars": len(context),
-            "params": params,
-        },
-        ref=ref,
+    return asked_task(
+        ref,
+        context,
+        kind,
+        (question, answer, params),
+        container="str",
+        lines=len(lines),
     )

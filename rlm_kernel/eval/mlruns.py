@@ -36,7 +36,7 @@ import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from .tasks import Task, TaskRef, as_text, draw_question, family
+from .tasks import Task, TaskRef, asked_task, draw_question, family
 
 __all__ = ["KINDS", "make"]
 
@@ -324,21 +324,11 @@ def make(ref: TaskRef) -> Task:
     kind, (question, answer, params) = draw_question(
         lambda asked: _ASK[asked](ref.split, rng, runs), kind, "final", nonzero=True
     )
-    return Task(
-        id=ref.id,
-        family="mlruns",
-        context=context,
-        question=question,
-        answer=answer,
-        scorer="exact",
-        split=ref.split,
-        length=ref.length,
-        meta={
-            "question_type": kind,
-            "container": "dict of dicts",
-            "runs": len(runs),
-            "chars": len(as_text(context)),
-            "params": params,
-        },
-        ref=ref,
+    return asked_task(
+        ref,
+        context,
+        kind,
+        (question, answer, params),
+        container="dict of dicts",
+        runs=len(runs),
     )

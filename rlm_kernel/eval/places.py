@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from xml.sax.saxutils import escape
 
-from .tasks import Task, TaskRef, as_text, draw_question, family
+from .tasks import Task, TaskRef, asked_task, draw_question, family
 
 __all__ = ["KINDS", "make"]
 
@@ -290,21 +290,11 @@ def make(ref: TaskRef) -> Task:
     kind, (question, answer, params) = draw_question(
         lambda asked: _ASK[asked](ref.split, rng, places), kind, "total", nonzero=True
     )
-    return Task(
-        id=ref.id,
-        family="places",
-        context=context,
-        question=question,
-        answer=answer,
-        scorer="exact",
-        split=ref.split,
-        length=ref.length,
-        meta={
-            "question_type": kind,
-            "container": "dict (GeoJSON)" if ref.split == "dev" else "string",
-            "places": len(places),
-            "chars": len(as_text(context)),
-            "params": params,
-        },
-        ref=ref,
+    return asked_task(
+        ref,
+        context,
+        kind,
+        (question, answer, params),
+        container="dict (GeoJSON)" if ref.split == "dev" else "string",
+        places=len(places),
     )

@@ -34,7 +34,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .tasks import Task, TaskRef, as_text, draw_question, family
+from .tasks import Task, TaskRef, asked_task, draw_question, family
 
 __all__ = ["KINDS", "make"]
 
@@ -403,21 +403,11 @@ def make(ref: TaskRef) -> Task:
     kind, (question, answer, params) = draw_question(
         lambda asked: _ASK[asked](ref.split, rng, entries), kind, "pages"
     )
-    return Task(
-        id=ref.id,
-        family="references",
-        context=context,
-        question=question,
-        answer=answer,
-        scorer="exact",
-        split=ref.split,
-        length=ref.length,
-        meta={
-            "question_type": kind,
-            "container": "string" if ref.split == "dev" else "list of dicts",
-            "entries": len(entries),
-            "chars": len(as_text(context)),
-            "params": params,
-        },
-        ref=ref,
+    return asked_task(
+        ref,
+        context,
+        kind,
+        (question, answer, params),
+        container="string" if ref.split == "dev" else "list of dicts",
+        entries=len(entries),
     )

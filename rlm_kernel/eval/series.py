@@ -29,7 +29,7 @@ import random
 from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 
-from .tasks import Task, TaskRef, as_text, draw_question, family
+from .tasks import Task, TaskRef, asked_task, draw_question, family
 
 __all__ = ["KINDS", "readings_for", "make"]
 
@@ -155,21 +155,11 @@ def make(ref: TaskRef) -> Task:
         lambda asked: _ask(asked, ref.split, rng, readings), kind, "above"
     )
     context = _container(ref.split, shape, readings)
-    return Task(
-        id=ref.id,
-        family="series",
-        context=context,
-        question=question,
-        answer=answer,
-        scorer="exact",
-        split=ref.split,
-        length=ref.length,
-        meta={
-            "question_type": kind,
-            "container": "dict of lists" if shape == "columns" else "list of pairs",
-            "readings": len(readings),
-            "chars": len(as_text(context)),
-            "params": params,
-        },
-        ref=ref,
+    return asked_task(
+        ref,
+        context,
+        kind,
+        (question, answer, params),
+        container="dict of lists" if shape == "columns" else "list of pairs",
+        readings=len(readings),
     )

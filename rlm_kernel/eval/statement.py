@@ -34,7 +34,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from .tasks import Task, TaskRef, draw_question, family
+from .tasks import Task, TaskRef, asked_task, draw_question, family
 
 __all__ = ["KINDS", "make"]
 
@@ -382,21 +382,11 @@ def make(ref: TaskRef) -> Task:
     kind, (question, answer, params) = draw_question(
         lambda asked: _ASK[asked](ref.split, rng, txns), kind, "lookup", nonzero=True
     )
-    return Task(
-        id=ref.id,
-        family="statement",
-        context=context,
-        question=question,
-        answer=answer,
-        scorer="exact",
-        split=ref.split,
-        length=ref.length,
-        meta={
-            "question_type": kind,
-            "container": "string",
-            "transactions": len(txns),
-            "chars": len(context),
-            "params": params,
-        },
-        ref=ref,
+    return asked_task(
+        ref,
+        context,
+        kind,
+        (question, answer, params),
+        container="string",
+        transactions=len(txns),
     )

@@ -123,6 +123,36 @@ def draw_question(
     return asked, found
 
 
+def asked_task(
+    ref: TaskRef,
+    context: Any,
+    kind: str,
+    asked: Asked,
+    *,
+    container: str,
+    chars: int | None = None,
+    **sizes: Any,
+) -> Task:
+    """A generated family's task of one drawn question, scored by exact match, with the meta every
+    such family gives: the kind asked, the container, the family's own ``sizes``, the context's
+    size as text (``chars``, unless the family counts it otherwise) and where to look."""
+    question, answer, params = asked
+    size = len(as_text(context)) if chars is None else chars
+    meta = {"question_type": kind, "container": container, **sizes, "chars": size, "params": params}
+    return Task(
+        id=ref.id,
+        family=ref.family,
+        context=context,
+        question=question,
+        answer=answer,
+        scorer="exact",
+        split=ref.split,
+        length=ref.length,
+        meta=meta,
+        ref=ref,
+    )
+
+
 def family(name: str, description: str) -> Callable[[Generator], Generator]:
     """Register a task family's generator."""
 

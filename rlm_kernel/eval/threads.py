@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
 
-from .tasks import Task, TaskRef, as_text, draw_question, family
+from .tasks import Task, TaskRef, asked_task, draw_question, family
 
 __all__ = ["KINDS", "messages_for", "make"]
 
@@ -198,21 +198,11 @@ def make(ref: TaskRef) -> Task:
     )
     subjects = _subjects(messages)
     context = [_render(ref.split, m, subjects) for m in messages]
-    return Task(
-        id=ref.id,
-        family="threads",
-        context=context,
-        question=question,
-        answer=answer,
-        scorer="exact",
-        split=ref.split,
-        length=ref.length,
-        meta={
-            "question_type": kind,
-            "container": "list of dicts",
-            "messages": len(messages),
-            "chars": len(as_text(context)),
-            "params": params,
-        },
-        ref=ref,
+    return asked_task(
+        ref,
+        context,
+        kind,
+        (question, answer, params),
+        container="list of dicts",
+        messages=len(messages),
     )

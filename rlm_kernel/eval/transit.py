@@ -32,7 +32,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 
-from .tasks import Task, TaskRef, as_text, draw_question, family
+from .tasks import Task, TaskRef, asked_task, draw_question, family
 
 __all__ = ["KINDS", "make"]
 
@@ -361,21 +361,11 @@ def make(ref: TaskRef) -> Task:
     kind, (question, answer, params) = draw_question(
         lambda asked: _ASK[asked](ref.split, rng, stops, trips), kind, "duration", nonzero=True
     )
-    return Task(
-        id=ref.id,
-        family="transit",
-        context=context,
-        question=question,
-        answer=answer,
-        scorer="exact",
-        split=ref.split,
-        length=ref.length,
-        meta={
-            "question_type": kind,
-            "container": "dict of CSV texts" if ref.split == "dev" else "dict of dicts",
-            "trips": len(trips),
-            "chars": len(as_text(context)),
-            "params": params,
-        },
-        ref=ref,
+    return asked_task(
+        ref,
+        context,
+        kind,
+        (question, answer, params),
+        container="dict of CSV texts" if ref.split == "dev" else "dict of dicts",
+        trips=len(trips),
     )

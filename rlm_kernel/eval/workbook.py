@@ -24,7 +24,7 @@ from collections import Counter, defaultdict
 from datetime import date, timedelta
 from itertools import accumulate
 
-from .tasks import Task, TaskRef, draw_question, family
+from .tasks import Task, TaskRef, asked_task, draw_question, family
 
 __all__ = ["KINDS", "rows_for", "make"]
 
@@ -236,21 +236,12 @@ def make(ref: TaskRef) -> Task:
     # other parameters, then a lookup, which always has an answer
     kind, (question, answer, params) = draw_question(lambda asked: ask(asked, rng, book), kind, "lookup")
     context = _frames(book)
-    return Task(
-        id=ref.id,
-        family="workbook",
-        context=context,
-        question=question,
-        answer=answer,
-        scorer="exact",
-        split=ref.split,
-        length=ref.length,
-        meta={
-            "question_type": kind,
-            "container": "dict of DataFrames",
-            "sheets": {name: len(rows) for name, rows in book.items()},
-            "chars": sum(len(df.to_csv(index=False)) for df in context.values()),
-            "params": params,
-        },
-        ref=ref,
+    return asked_task(
+        ref,
+        context,
+        kind,
+        (question, answer, params),
+        container="dict of DataFrames",
+        sheets={name: len(rows) for name, rows in book.items()},
+        chars=sum(len(df.to_csv(index=False)) for df in context.values()),
     )
