@@ -9,10 +9,11 @@ the context                the lines the root is given
 =========================  ==============================================================
 a list of flat dicts       ``df = pd.DataFrame(context)``
 a dict of flat dicts       ``df = pd.DataFrame.from_dict(context, orient="index")``
-CSV text                   ``df = pd.read_csv(io.StringIO(context))`` (its separator named)
+CSV text                   ``df = pd.read_csv(io.StringIO(context))`` (as :func:`csv_layout` reads it)
 JSON text of records       ``df = pd.DataFrame(json.loads(context))``
 other JSON text            ``data = json.loads(context)``
 a dict of columns          ``df = pd.DataFrame(context)`` (lists of one length)
+rows without names         ``df = pd.DataFrame(context)`` (tuples of one length; columns 0, 1, ...)
 records with nested fields ``df = pd.json_normalize(context)`` (a dict's records under its
                            keys, or the longest list of records inside it), and a table of
                            each list of records in a field, one row per item

@@ -425,10 +425,17 @@ def _hops(shape: str) -> Any:
 
 
 def _describe(shape: str) -> str:
-    from .prompts import context_metadata, describe_context
+    from .prompts import describe_context
 
-    context = _context(shape)
-    return describe_context(context_metadata(context))
+    return describe_context(_metadata(shape, _has_pandas()))
+
+
+@cache
+def _metadata(shape: str, pandas: bool) -> dict[str, Any]:
+    """A made-up context's metadata, made once for each shape (and whether pandas describes it)."""
+    from .prompts import context_metadata
+
+    return context_metadata(_context(shape))
 
 
 def _user(shape: str, question: str) -> Message:
@@ -551,9 +558,7 @@ def _by_position(code: str) -> str:
 
 def _load(shape: str) -> str:
     """The lines that load a made-up context, as its description gives them."""
-    from .prompts import context_metadata
-
-    return context_metadata(_context(shape))["load"]
+    return _metadata(shape, _has_pandas())["load"]
 
 
 def _frames_load(frames: Mapping[str, Any]) -> str:
