@@ -279,12 +279,12 @@ def make(ref: TaskRef) -> Task:
             return _ask_test(k, rng, items, managers)
 
     # other parameters, then a deep field, which always exists
-    kind, (question, answer, params) = draw_question(ask, kind, "deep")
+    kind, asked = draw_question(ask, kind, "deep")
     return asked_task(
         ref,
         context,
         kind,
-        (question, answer, params),
+        asked,
         container="list of pages",
         pages=len(context),
         items=n,

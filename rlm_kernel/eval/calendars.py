@@ -385,14 +385,14 @@ def make(ref: TaskRef) -> Task:
     context: str | list = _ics(events) if ref.split == "dev" else _google(events, rng)
     kind = KINDS[ref.index % len(KINDS)]
     # other weeks, titles and months, then a lookup, which always has an answer
-    kind, (question, answer, params) = draw_question(
-        lambda asked: _ASK[asked](ref.split, rng, events), kind, "lookup", nonzero=True
+    kind, asked = draw_question(
+        lambda kind_: _ASK[kind_](ref.split, rng, events), kind, "lookup", nonzero=True
     )
     return asked_task(
         ref,
         context,
         kind,
-        (question, answer, params),
+        asked,
         container="string" if ref.split == "dev" else "list of dicts",
         events=len(events),
     )

@@ -211,15 +211,13 @@ def make(ref: TaskRef) -> Task:
     pids = {s: rng.randint(300, 32000) for s in sorted({x.service for x in lines})}  # not in hash order
     kind = KINDS[ref.index % len(KINDS)]
     # other parameters, then the id of a first code, which always exists
-    kind, (question, answer, params) = draw_question(
-        lambda asked: _ask(asked, ref.split, rng, lines), kind, "first"
-    )
+    kind, asked = draw_question(lambda kind_: _ask(kind_, ref.split, rng, lines), kind, "first")
     context = "\n".join(_render(ref.split, x, pids) for x in lines) + "\n"
     return asked_task(
         ref,
         context,
         kind,
-        (question, answer, params),
+        asked,
         container="str",
         lines=len(lines),
     )

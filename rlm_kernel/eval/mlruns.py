@@ -321,14 +321,12 @@ def make(ref: TaskRef) -> Task:
     runs, context = _runs(ref.split, rng, ref.chars)
     kind = KINDS[ref.index % len(KINDS)]
     # other runs, then a last value, which always has an answer
-    kind, (question, answer, params) = draw_question(
-        lambda asked: _ASK[asked](ref.split, rng, runs), kind, "final", nonzero=True
-    )
+    kind, asked = draw_question(lambda kind_: _ASK[kind_](ref.split, rng, runs), kind, "final", nonzero=True)
     return asked_task(
         ref,
         context,
         kind,
-        (question, answer, params),
+        asked,
         container="dict of dicts",
         runs=len(runs),
     )

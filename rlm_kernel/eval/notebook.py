@@ -531,14 +531,12 @@ def make(ref: TaskRef) -> Task:
     context = _ipynb(cells, events) if ref.split == "dev" else _zeppelin(rng, cells, events)
     kind = KINDS[ref.index % len(KINDS)]
     # other names and headings, then the last run, which always has an answer
-    kind, (question, answer, params) = draw_question(
-        lambda asked: _ASK[asked](ref.split, rng, cells, context), kind, "last_run"
-    )
+    kind, asked = draw_question(lambda kind_: _ASK[kind_](ref.split, rng, cells, context), kind, "last_run")
     return asked_task(
         ref,
         context,
         kind,
-        (question, answer, params),
+        asked,
         container="dict (notebook JSON)",
         cells=len(cells),
     )

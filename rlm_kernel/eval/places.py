@@ -287,14 +287,14 @@ def make(ref: TaskRef) -> Task:
     context: dict | str = _geojson(places, rng) if ref.split == "dev" else _kml(places, rng)
     kind = KINDS[ref.index % len(KINDS)]
     # other categories, boxes, points and dates, then a total, which is never zero
-    kind, (question, answer, params) = draw_question(
-        lambda asked: _ASK[asked](ref.split, rng, places), kind, "total", nonzero=True
+    kind, asked = draw_question(
+        lambda kind_: _ASK[kind_](ref.split, rng, places), kind, "total", nonzero=True
     )
     return asked_task(
         ref,
         context,
         kind,
-        (question, answer, params),
+        asked,
         container="dict (GeoJSON)" if ref.split == "dev" else "string",
         places=len(places),
     )

@@ -400,14 +400,12 @@ def make(ref: TaskRef) -> Task:
     entries, context = _entries(ref.split, rng, ref.chars)
     kind = KINDS[ref.index % len(KINDS)]
     # other people and years, then pages, which always have an answer
-    kind, (question, answer, params) = draw_question(
-        lambda asked: _ASK[asked](ref.split, rng, entries), kind, "pages"
-    )
+    kind, asked = draw_question(lambda kind_: _ASK[kind_](ref.split, rng, entries), kind, "pages")
     return asked_task(
         ref,
         context,
         kind,
-        (question, answer, params),
+        asked,
         container="string" if ref.split == "dev" else "list of dicts",
         entries=len(entries),
     )

@@ -151,15 +151,13 @@ def make(ref: TaskRef) -> Task:
     readings = _readings(ref.split, rng, readings_for(ref.chars, ref.split, shape))
     kind = KINDS[(ref.index // 2) % len(KINDS)]
     # other thresholds and days, then a count, which always has an answer
-    kind, (question, answer, params) = draw_question(
-        lambda asked: _ask(asked, ref.split, rng, readings), kind, "above"
-    )
+    kind, asked = draw_question(lambda kind_: _ask(kind_, ref.split, rng, readings), kind, "above")
     context = _container(ref.split, shape, readings)
     return asked_task(
         ref,
         context,
         kind,
-        (question, answer, params),
+        asked,
         container="dict of lists" if shape == "columns" else "list of pairs",
         readings=len(readings),
     )

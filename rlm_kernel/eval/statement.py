@@ -379,14 +379,12 @@ def make(ref: TaskRef) -> Task:
     context = _csv(txns, rng) if ref.split == "dev" else _ofx(txns, rng)
     kind = KINDS[ref.index % len(KINDS)]
     # other months and payees, then a lookup, which always has an answer
-    kind, (question, answer, params) = draw_question(
-        lambda asked: _ASK[asked](ref.split, rng, txns), kind, "lookup", nonzero=True
-    )
+    kind, asked = draw_question(lambda kind_: _ASK[kind_](ref.split, rng, txns), kind, "lookup", nonzero=True)
     return asked_task(
         ref,
         context,
         kind,
-        (question, answer, params),
+        asked,
         container="string",
         transactions=len(txns),
     )

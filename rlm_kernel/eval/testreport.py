@@ -405,14 +405,12 @@ def make(ref: TaskRef) -> Task:
     context: str | dict = _junit(cases, rng) if ref.split == "dev" else _pytest_json(cases, rng)
     kind = KINDS[ref.index % len(KINDS)]
     # other classes and modules, then one failure, which is always there
-    kind, (question, answer, params) = draw_question(
-        lambda asked: _ASK[asked](ref.split, rng, cases), kind, "where", nonzero=True
-    )
+    kind, asked = draw_question(lambda kind_: _ASK[kind_](ref.split, rng, cases), kind, "where", nonzero=True)
     return asked_task(
         ref,
         context,
         kind,
-        (question, answer, params),
+        asked,
         container="string" if ref.split == "dev" else "dict",
         tests=len(cases),
     )

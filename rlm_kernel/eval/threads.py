@@ -193,8 +193,8 @@ def make(ref: TaskRef) -> Task:
     messages = _messages(ref.split, rng, messages_for(ref.chars, ref.split))
     kind = KINDS[ref.index % len(KINDS)]
     # other people, then the first reply, which always exists
-    kind, (question, answer, params) = draw_question(
-        lambda asked: _ask(asked, ref.split, rng, messages), kind, "first_reply", nonzero=True
+    kind, asked = draw_question(
+        lambda kind_: _ask(kind_, ref.split, rng, messages), kind, "first_reply", nonzero=True
     )
     subjects = _subjects(messages)
     context = [_render(ref.split, m, subjects) for m in messages]
@@ -202,7 +202,7 @@ def make(ref: TaskRef) -> Task:
         ref,
         context,
         kind,
-        (question, answer, params),
+        asked,
         container="list of dicts",
         messages=len(messages),
     )

@@ -358,14 +358,14 @@ def make(ref: TaskRef) -> Task:
     context = _gtfs(stops, trips, rng) if ref.split == "dev" else _timetable(stops, trips, rng)
     kind = KINDS[ref.index % len(KINDS)]
     # other lines, stops, days and windows, then a trip's length, which is always there
-    kind, (question, answer, params) = draw_question(
-        lambda asked: _ASK[asked](ref.split, rng, stops, trips), kind, "duration", nonzero=True
+    kind, asked = draw_question(
+        lambda kind_: _ASK[kind_](ref.split, rng, stops, trips), kind, "duration", nonzero=True
     )
     return asked_task(
         ref,
         context,
         kind,
-        (question, answer, params),
+        asked,
         container="dict of CSV texts" if ref.split == "dev" else "dict of dicts",
         trips=len(trips),
     )

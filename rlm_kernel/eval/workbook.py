@@ -234,13 +234,13 @@ def make(ref: TaskRef) -> Task:
     ask = _ask_shop if ref.split == "dev" else _ask_firm
     kind = KINDS[ref.index % len(KINDS)]
     # other parameters, then a lookup, which always has an answer
-    kind, (question, answer, params) = draw_question(lambda asked: ask(asked, rng, book), kind, "lookup")
+    kind, asked = draw_question(lambda kind_: ask(kind_, rng, book), kind, "lookup")
     context = _frames(book)
     return asked_task(
         ref,
         context,
         kind,
-        (question, answer, params),
+        asked,
         container="dict of DataFrames",
         sheets={name: len(rows) for name, rows in book.items()},
         chars=sum(len(df.to_csv(index=False)) for df in context.values()),
