@@ -386,7 +386,10 @@ def test_after_a_failed_step_the_small_profile_reply_writes_the_failing_line_ane
     again = run.receive_reply(reply('```repl\nrows = context.split()\nn = rows["x"]\nprint(n)\n```'))
     assert again.sampling and again.prefill == after.prefill  # the same code again: resampled from there
     run.receive_reply(reply("```repl\nrows = context.split()\nn = len(rows)\nprint(n)\n```"))
-    assert run.receive_execution(ok("100\n"), answer_ready=False).prefill != after.prefill
+    assert (
+        run.receive_execution(ok("100\n"), answer_ready=False).prefill
+        == '```repl\nanswer["content"] = str(n)\n'
+    )
     # where the first line raised, the reply begins as the first one did
     run, _ = make_run(prompt_profile="small")
     first = run.start().prefill
