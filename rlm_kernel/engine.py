@@ -57,7 +57,7 @@ from .copilot import CoPiloting
 from .errors import RLMError
 from .events import ProposalRejected, RootReply, RunStarted, StepFinished, StepStarted
 from .executors.base import ExecResult
-from .lm.base import Completion, Message
+from .lm.base import Completion, Message, without_repeats
 from .loops import LOOP_RESAMPLES, LOOP_TURNS, distinct
 from .protocol import (
     FinalDirective,
@@ -267,6 +267,8 @@ class RLMRun(CoPiloting):
             if opener in text and closing not in text[text.rindex(opener) :]:
                 text += closing  # the stop sequence that ended the reply closes the call it began
         finish = completion.extra.get("finish_reason") or completion.extra.get("stop_reason")
+        if finish == "repetition":
+            text = without_repeats(text)  # the lines it kept writing, once
         if finish in ("stop", "stop_sequence", "end_turn"):
             text = whole_code_blocks(text)  # the fence a stop sequence took: the history reads whole
         return text, finish

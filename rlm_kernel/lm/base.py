@@ -39,6 +39,8 @@ __all__ = [
     "SeesImages",
     "TokenCallback",
     "RepetitionGuard",
+    "repeated_lines",
+    "without_repeats",
     "estimate_tokens",
     "price_of",
 ]
@@ -374,13 +376,23 @@ class _CallbackFailed(Exception):
 
 class RepetitionGuard:
     """Tells when a streamed reply has fallen into a loop: its tail is one piece of text (of 1 to
-    ``max_period`` characters) said over and over, at least ``min_chars`` long. Small models do
-    this (one sentence repeated for minutes), and the stream is then better stopped than read."""
+    ``max_period`` characters) said over and over, at least ``min_chars`` long, or a block of up to
+    ``max_lines`` whole lines written ``line_repeats`` times in a row. Small models do this (one
+    sentence repeated for minutes, the same four filters written until the token limit), and the
+    stream is then better stopped than read."""
 
     def __init__(
-        self, *, min_chars: int = 320, max_period: int = 200, repeats: int = 4, every: int = 32
+        self,
+        *,
+        min_chars: int = 320,
+        max_period: int = 200,
+        repeats: int = 4,
+        every: int = 32,
+        max_lines: int = 12,
+        line_repeats: int = 3,
     ) -> None:
         self.min_chars, self.max_period, self.repeats, self.every = min_chars, max_period, repeats, every
+        self.max_lines, self.line_repeats = max_lines, line_repeats
         self._parts: list[str] = []
         self._size = 0
         self._checked = 0
@@ -401,7 +413,31 @@ class RepetitionGuard:
                 break
             if text[-span:] == text[-period:] * times:
                 return True
-        return False
+        return repeated_lines(text, self.max_lines, self.line_repeats) > 0
+
+
+def without_repeats(text: str) -> str:
+    """A reply stopped in a loop of whole lines, with the block it repeated written once and the
+    half-written line after it dropped: the code it meant, run once."""
+    head = text[: text.rfind("\n") + 1]
+    if not repeated_lines(head):
+        return text
+    while period := repeated_lines(head, times=2):
+        head = "\n".join(head.split("\n")[:-1][:-period]) + "\n"
+    return head
+
+
+def repeated_lines(text: str, max_lines: int = 12, times: int = 3) -> int:
+    """How many whole lines the block that ends ``text``'s whole lines has, where that block (of
+    1 to ``max_lines`` lines, 40 characters or more) is written ``times`` times in a row; else 0."""
+    lines = text.split("\n")[:-1]  # the last line may be half written
+    for period in range(1, max_lines + 1):
+        if period * times > len(lines):
+            break
+        block = lines[-period:]
+        if sum(len(line.strip()) for line in block) >= 40 and lines[-period * times :] == block * times:
+            return period
+    return 0
 
 
 # The sampling of the request being made (a regenerated proposal's), for the backend that builds it.

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from rlm_kernel.helpers import Helpers, _label_of, named_terms, search_text, terms_of
-from rlm_kernel.lm.base import RepetitionGuard
+from rlm_kernel.lm.base import RepetitionGuard, without_repeats
 from rlm_kernel.prompts import context_metadata, opening_messages
 from rlm_kernel.protocol import code_blocks, find_final
 from rlm_kernel.worked import _context, example_turns, reply_start, reply_starts, shape_of
@@ -196,6 +196,23 @@ def test_the_repetition_guard_stops_loops_only() -> None:
     assert any(guard.feed(loop[i : i + 5]) for i in range(0, len(loop), 5))
     guard = RepetitionGuard()
     code = "\n".join(f"row_{i} = table()[{i}]" for i in range(300))
+    assert not any(guard.feed(code[i : i + 5]) for i in range(0, len(code), 5))
+
+
+def test_the_repetition_guard_stops_a_block_of_lines_written_again_and_again() -> None:
+    block = "".join(f"a = a[a['organizer'] != '{m}@example.com']\n" for m in ("sara", "olivia", "mike"))
+    reply = "```repl\nimport pandas as pd\na = pd.DataFrame(context)\n" + block * 8 + "a = a[a['org"
+    guard = RepetitionGuard()  # a period of 130 characters or so: longer than a sentence's
+    stopped = next(i for i in range(0, len(reply), 5) if guard.feed(reply[i : i + 5]))
+    assert stopped < len(reply) // 2
+    # the block once, and not the half-written line after it
+    read = reply[: stopped + 5]
+    assert without_repeats(read) == "```repl\nimport pandas as pd\na = pd.DataFrame(context)\n" + block
+    assert without_repeats("x = 1\nprint(x)\n") == "x = 1\nprint(x)\n"  # no loop: as it was
+    # two lines alike, or a short line three times, are code
+    guard = RepetitionGuard()
+    code = "print()\nprint()\nprint()\n" + "x = df[df['a'] > 1]\n" * 2
+    code += "".join(f"y{i} = df.loc[{i}, 'total_amount']\n" for i in range(30))
     assert not any(guard.feed(code[i : i + 5]) for i in range(0, len(code), 5))
 
 
