@@ -201,7 +201,9 @@ def register_source(filename: str, source: str) -> None:
 def compact_traceback(
     exc: BaseException, keep: Callable[[str], bool] = lambda f: f.startswith("<rlm-step")
 ) -> str:
-    """A traceback of the step's own frames (plus the innermost one), without colour."""
+    """A traceback of the step's own frames (plus the innermost one), without colour. An exception
+    it was raised from inside a library (pandas' ``KeyError`` from its hash table) is left out:
+    the same error twice, in frames the step never wrote, is noise to the model that reads it."""
     # The innermost frames only: a recursion thousands deep would take seconds to format.
     te = traceback.TracebackException.from_exception(exc, capture_locals=False, limit=-TRACEBACK_FRAMES)
     seen: set[int] = set()
@@ -211,6 +213,9 @@ def compact_traceback(
         frames = list(part.stack)
         kept = [f for i, f in enumerate(frames) if keep(f.filename) or i == len(frames) - 1]
         part.stack = traceback.StackSummary.from_list(kept)
+        cause = part.__cause__ or part.__context__
+        if cause is not None and not any(keep(f.filename) for f in cause.stack):
+            part.__cause__ = part.__context__ = None
         part = part.__cause__ or part.__context__
     # Step files carry the run's id so concurrent runs keep their sources apart; the root need not see
     # it (and a replayed run must see the same text as the recorded one).
@@ -218,6 +223,14 @@ def compact_traceback(
 
 
 HINT_FRAMES = 6  # DataFrames a hint names the columns of
+
+
+def _raised_by(exc: BaseException, package: str) -> bool:
+    """Whether ``exc`` was raised in the code of ``package`` (its innermost frame is there)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and f"{package}/" in tb.tb_frame.f_code.co_filename.replace("\\", "/")
 
 
 def key_error_hint(exc: BaseException, namespace: Mapping[str, Any]) -> str:
@@ -240,12 +253,15 @@ def key_error_hint(exc: BaseException, namespace: Mapping[str, Any]) -> str:
     holders = [name for name, names in columns.items() if key in names]
     every = sorted({c for names in columns.values() for c in names})
     leaves = [c for c in every if c.rsplit(".", 1)[-1] == key]  # json_normalize's "a.b" for "b"
-    close = leaves or difflib.get_close_matches(key, every, n=3)
+    inside = [c for c in every if "." in key and c.startswith(key.rsplit(".", 1)[0] + ".")]
+    close = leaves or difflib.get_close_matches(key, every, n=3) or inside[:6]
     if holders:
         said = f"{key!r} is a column of {', '.join(holders)}."
     elif close:
         said = f"Close column names: {', '.join(map(repr, close))}."
+    elif _raised_by(exc, "pandas"):
+        said = f"No DataFrame has a column {key!r}."
     else:
-        return ""  # no column like it: the key was not meant for a DataFrame
+        return ""  # no column like it, and not looked up by pandas: the key was not meant for one
     shown = "; ".join(f"{name}: {', '.join(names[:24])}" for name, names in columns.items())
     return f"Hint: {said} Columns of the DataFrames: {shown}.\n"

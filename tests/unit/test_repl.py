@@ -63,6 +63,23 @@ def test_a_column_inside_a_nested_one_is_named_as_json_normalize_names_it():
     )
 
 
+def test_a_column_no_frame_has_is_told_with_the_columns_there_are_and_pandas_own_error_once():
+    ex = LocalExecutor()
+    ex.run("import pandas as pd\ntests = pd.json_normalize([{'id': 1, 'call': {'duration': 0.5}}])", step=1)
+    error = ex.run("n = tests['call.phase'].max()", step=2).error
+    # pandas raises its KeyError from its hash table's: that one, in no frame of the step, is left out
+    assert error.count("KeyError: 'call.phase'") == 1 and "direct cause" not in error
+    assert "Hint: Close column names: 'call.duration'. Columns of the DataFrames: tests:" in error
+    error = ex.run("n = tests['phase'].max()", step=3).error
+    assert (
+        "Hint: No DataFrame has a column 'phase'. Columns of the DataFrames: tests: id, call.duration"
+        in error
+    )
+    # an exception the step raised while handling another keeps both
+    error = ex.run("try:\n    {}['k']\nexcept KeyError:\n    raise ValueError('no k')", step=4).error
+    assert "KeyError: 'k'" in error and "During handling" in error and "Hint" not in error
+
+
 def test_syntax_error_is_reported_as_text():
     result = LocalExecutor().run("def (", step=1)
     assert "SyntaxError" in result.error
