@@ -359,7 +359,14 @@ class RunCore:
     def _ask_again(self, sampling: dict[str, float | int]) -> AskRoot:
         """The turn in progress asked again, sampled: another reply, not the same one."""
         ask = replace(self._asking(), sampling=sampling)
-        if ask.prefill and self.turns not in self._retries:  # the worked opening would lead to the
-            # same reply: only the fence is kept; a failed step's lines still lead to new code
-            ask = replace(ask, prefill=ask.prefill.split("\n", 1)[0] + "\n", closing=None)
-        return ask
+        if not ask.prefill:
+            return ask
+        fence = ask.prefill.split("\n", 1)[0] + "\n"
+        first = self._starts.get(1)
+        if self.turns in self._retries and first and first[1] is None and first[0] != ask.prefill:
+            # a failed step's lines led to its failing line again, even sampled: the step is
+            # written anew from the lines that load the context
+            return replace(ask, prefill=first[0], closing=None)
+        # the worked opening (or a failed step's lines) would lead to the same reply: only the
+        # fence is kept
+        return replace(ask, prefill=fence, closing=None)

@@ -24,13 +24,13 @@ from rlm_kernel.prompts import context_metadata
 from rlm_kernel.run_actions import CommittedAnswer, PendingReply
 
 
-def make_run(question="Q?", **settings):
+def make_run(question="Q?", context="abc" * 100, **settings):
     events = []
     config = RLMConfig(backend="replay", **settings)
     run = RLMRun(
         config,
         question=question,
-        context_meta=context_metadata("abc" * 100),
+        context_meta=context_metadata(context),
         model="m",
         sub_model="m",
         emit=events.append,
@@ -384,12 +384,24 @@ def test_after_a_failed_step_the_small_profile_reply_writes_the_failing_line_ane
     after = run.receive_execution(ok(error, error=error), answer_ready=False)
     assert after.prefill == "```repl\nrows = context.split()\n"  # not a reply that sets the answer from n
     again = run.receive_reply(reply('```repl\nrows = context.split()\nn = rows["x"]\nprint(n)\n```'))
-    assert again.sampling and again.prefill == after.prefill  # the same code again: resampled from there
+    # the same code again: resampled, not from the lines that led to it (they are the first start)
+    assert again.sampling and again.prefill == "```repl\n"
     run.receive_reply(reply("```repl\nrows = context.split()\nn = len(rows)\nprint(n)\n```"))
     assert (
         run.receive_execution(ok("100\n"), answer_ready=False).prefill
         == '```repl\nanswer["content"] = str(n)\n'
     )
+    # a failed step written again from its lines is resampled from the lines that load the context
+    run, _ = make_run(prompt_profile="small", context=[{"a": i, "b": 2 * i} for i in range(30)])
+    first = run.start().prefill
+    assert first == "```repl\nimport pandas as pd\ndf = pd.DataFrame(context)\n"
+    step = 'import pandas as pd\ndf = pd.DataFrame(context)\nk = 2\nn = df["x"]\nprint(n)'
+    run.receive_reply(reply(f"```repl\n{step}\n```"))
+    error = 'Traceback (most recent call last):\n  File "<rlm-step-1>", line 4, in <module>\nKeyError: x\n'
+    after = run.receive_execution(ok(error, error=error), answer_ready=False)
+    assert after.prefill == first + "k = 2\n"
+    again = run.receive_reply(reply(f"```repl\n{step}\n```"))
+    assert again.sampling and again.prefill == first
     # where the first line raised, the reply begins as the first one did
     run, _ = make_run(prompt_profile="small")
     first = run.start().prefill
@@ -441,6 +453,32 @@ def test_a_column_named_without_its_nested_prefix_is_named_in_full_where_the_rep
             "```repl\nimport pandas as pd\ndf = pd.json_normalize(context)\n",
             None,
         )
+
+
+def test_conditions_joined_without_parentheses_get_them_where_the_reply_writes_the_line_anew():
+    from rlm_kernel.worked import retry_start
+
+    code = "import pandas as pd\ndf = pd.DataFrame(context)\nm = df[df['d'] >= '2025-01-13' & df['d'] <= '2025-01-17']"
+    error = (
+        'Traceback (most recent call last):\n  File "<rlm-step-1>", line 3, in <module>\n'
+        "TypeError: unsupported operand type(s) for &: 'str' and 'StringArray'\n"
+    )
+    start, _ = retry_start(code, error, None)
+    assert start.endswith("\nm = df[(df['d'] >= '2025-01-13') & (df['d'] <= '2025-01-17')]\n")
+    ambiguous = error.replace(
+        "TypeError: unsupported", "ValueError: The truth value of a Series is ambiguous"
+    )
+    line = "m = df[df.a > 1 & df.b < 2 | df.c == 3]"
+    assert retry_start(code.replace(code.splitlines()[2], line), ambiguous, None)[0].endswith(
+        "\nm = df[(df.a > 1) & (df.b < 2) | (df.c == 3)]\n"
+    )
+    # a chained comparison meant as one, or another error: the line is the model's to write
+    for line, said in [
+        ("m = df[1 < df.a < 3]", error),
+        (code.splitlines()[2], error.replace("TypeError: unsupported", "KeyError: unsupported")),
+    ]:
+        start, _ = retry_start(code.replace(code.splitlines()[2], line), said, None)
+        assert start == "```repl\nimport pandas as pd\ndf = pd.DataFrame(context)\n"
 
 
 def test_an_empty_answer_is_sent_back_once_then_an_error_not_a_success():
@@ -505,6 +543,16 @@ def test_a_reply_stopped_in_a_loop_or_at_its_limit_is_said_so():
     action = run.receive_execution(ok(error="SyntaxError: '[' was never closed"), answer_ready=False)
     assert "reached the limit of tokens per reply and was cut" in action.messages[-1]["content"]
     assert [e.code for e in events if e.kind == "warning"] == ["repetition", "reply_cut"]
+
+
+def test_a_reply_stopped_while_writing_the_same_lines_again_runs_them_once():
+    run, events = make_run()
+    run.start()
+    block = "".join(f"a = a[a['who'] != '{m}']\n" for m in ("sara.kim", "olivia.park", "mike.chen"))
+    text = "```repl\na = load()\n" + block * 5 + "a = a[a['w"
+    action = run.receive_reply(Completion(text=text, model="m", extra={"finish_reason": "repetition"}))
+    assert action.code == "a = load()\n" + block
+    assert [e.code for e in events if e.kind == "warning"] == ["repetition"]
 
 
 def test_cut_output_says_how_much_and_where_the_question_words_were():
