@@ -193,6 +193,21 @@ _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _MONTH = re.compile(
     r"\b(January|February|March|April|May|June|July|August|September|October|November|December)\s+(?:of\s+)?\d{4}\b"
 )
+# A name of one thing: a word with / @ or _ in it (``sara.kim@example.com``, ``src/x.py``,
+# ``user_id``), or letters then digits (``IR13``); not a sentence's words, dates or times
+_TOKEN = re.compile(r"[\w./@:-]+")
+_CODE_LIKE = re.compile(r"[A-Za-z]+\d+[A-Za-z\d]*")
+
+
+def _names(question: str) -> list[str]:
+    names = [t.strip(".:-") for t in _TOKEN.findall(question)]
+    return [
+        t
+        for t in names
+        if re.search(r"[A-Za-z]", t) and (re.search(r"[/@_]", t) or (len(t) >= 4 and _CODE_LIKE.fullmatch(t)))
+    ]
+
+
 _FORMAT = re.compile(r"[YMDhms\W_]+|\*.*")  # YYYY-MM-DD, *args: how a value is written, not one
 
 
@@ -202,10 +217,14 @@ def _unused(question: str, code: str, answer: str) -> str | None:
     phrases = [p for _, p in _QUOTED.findall(question) if not _FORMAT.fullmatch(p)]
     if any(p.lower() in answer.lower() for p in phrases):
         phrases = []  # the answer is one of the question's own phrases: a choice among them
-    for phrase in phrases:
-        longest = max(re.findall(r"\w+", phrase.lower()), key=len, default="")
-        if phrase.lower() not in low and not _bounded(longest, low):
-            return repr(phrase)
+    names = _names(question)
+    if any(n.lower() in answer.lower() for n in names):
+        names = []  # the same: one of the question's names
+    named = [(repr(p), p, 1) for p in phrases] + [(n, n, 5) for n in names]
+    for shown, value, shortest in named:  # used whole, or by its longest word
+        longest = max(re.findall(r"\w+", value.lower()), key=len, default="")
+        if value.lower() not in low and not (len(longest) >= shortest and _bounded(longest, low)):
+            return shown
     for year in _YEAR.findall(question):
         if year not in code:
             return year

@@ -209,6 +209,29 @@ def test_a_computed_answer_whose_code_never_used_what_the_question_names_is_sent
     assert unsupported(choice, "paid in full", ["paid in full"], written=False, code="n = c.idxmax()") is None
 
 
+def test_a_computed_answer_whose_code_never_used_a_path_an_address_or_an_id_of_the_question_is_sent_back():
+    question = "Count the tests in tests/unit/test_inventory.py whose outcome is failed."
+    every = 'n = int((df["outcome"] == "failed").sum())'  # all the tests: the file was never asked
+    assert unsupported(question, "13", ["13"], written=False, code=every) == (
+        "the code never used tests/unit/test_inventory.py, which the question names"
+    )
+    for used in ['df["nodeid"].str.startswith("tests/unit/test_inventory.py")', '"test_inventory" in s']:
+        assert unsupported(question, "5", ["5"], written=False, code=f"{every}\n{used}") is None
+    for question, name in [
+        ("How many meetings did sara.kim@example.com accept?", "sara.kim@example.com"),
+        ("On a Thursday, how many IR13 trains stop at Olten?", "IR13"),
+        ("What is the mean val_loss of the finished runs?", "val_loss"),
+    ]:
+        assert unsupported(question, "4", ["4"], written=False, code="n = len(df)") == (
+            f"the code never used {name}, which the question names"
+        )
+    # dates, times, ordinals, counts and a plain word are no names; an answer that is one is a choice
+    plain = "How many of the 3rd-floor rooms were booked on 2024-01-02 at 06:06, the 21st time?"
+    assert unsupported(plain, "4", ["4"], written=False, code='n = len(df[df["d"] == "2024-01-02"])') is None
+    choice = "Which is older, build_a17 or build_b22?"
+    assert unsupported(choice, "build_a17", ["build_a17"], written=False, code="n = df.idxmin()") is None
+
+
 @pytest.mark.parametrize(
     ("answer", "source", "written"),
     [
