@@ -33,6 +33,7 @@ import itertools
 import json
 import keyword
 import re
+import reprlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -56,7 +57,9 @@ FILES_SHOWN = 40
 FRAMES_SHOWN = 8
 COLUMNS_SHOWN = 30
 ROWS_SHOWN = 3
+HEAD_COLUMNS = 8  # of a frame's first rows
 CHILDREN_SHOWN = 3  # tables made of lists of records inside the records
+OTHERS_SHOWN, OTHER_CHARS = 8, 160  # the other keys of a dict that holds the records, as repr shows them
 OUTER_ROWS, ITEMS_PER_OUTER = 10, 5  # records this few, holding this many items each: pages of items
 
 
@@ -102,8 +105,14 @@ def _frame_meta(df: Any, rows: int | None = None) -> dict[str, Any]:
     return {
         "dims": [int(rows if rows is not None else df.shape[0]), int(df.shape[1])],
         "columns": {str(k): _dtype(df[k], v) for k, v in columns},
-        "head": df.head(ROWS_SHOWN).to_string(max_colwidth=40),
+        "head": _head(df, df.shape[1]),
     }
+
+
+def _head(df: Any, columns: int) -> str:
+    """The first rows of a frame's first ``columns`` columns (``HEAD_COLUMNS`` at most): a wide
+    frame's rows are long lines that a small model copies instead of reading."""
+    return df.iloc[:ROWS_SHOWN, : min(columns, HEAD_COLUMNS)].to_string(max_colwidth=40)
 
 
 def _dtype(column: Any, dtype: Any) -> str:
@@ -294,20 +303,35 @@ def _records_in(data: Any) -> tuple[tuple[Any, ...], Any] | None:
         return ((), data) if _nested(data[:200]) else None
     if not isinstance(data, Mapping) or not data:
         return None
-    values = list(itertools.islice(data.values(), 200))
-    if all(isinstance(k, str) for k in itertools.islice(data, 200)) and _nested(values):
+    if _keyed(data) and _nested(list(itertools.islice(data.values(), 200))):
         return (), data
     found: list[tuple[int, tuple[Any, ...], Any]] = []
     for key, value in itertools.islice(data.items(), 50):
-        inner = value.items() if isinstance(value, Mapping) else [(None, value)]
-        for sub, item in itertools.islice(inner, 50):
+        inner = [(None, value)]
+        if isinstance(value, Mapping) and not _keyed(value):
+            inner = list(itertools.islice(value.items(), 50))
+        for sub, item in inner:
             sample = item[:200] if isinstance(item, list) else []
+            if isinstance(item, Mapping) and _keyed(item):
+                sample = list(itertools.islice(item.values(), 200))
             if len(sample) >= 2 and (_nested(sample) or _records(sample)):
                 found.append((len(item), (key,) if sub is None else (key, sub), item))
     if not found:
         return None
     _, keys, records = max(found, key=lambda f: f[0])
     return keys, records
+
+
+def _keyed(data: Mapping[Any, Any]) -> bool:
+    """A dict of records by key (an id, a name): two or more dicts under names, which share most
+    of their fields. A dict whose values hold different things (``{"stations": {...}, "trains":
+    {...}}``) is a container of tables, not one table: its keys are fields, not data."""
+    sample = list(itertools.islice(data.items(), 200))
+    if len(sample) < 2 or not all(isinstance(k, str) and isinstance(v, Mapping) and v for k, v in sample):
+        return False
+    fields = [set(v) for _, v in sample]
+    shared = set.intersection(*fields)
+    return len(shared) * 2 >= sorted(map(len, fields))[len(fields) // 2]
 
 
 def _replaced(data: Any, keys: tuple[Any, ...], records: Any) -> Any:
@@ -358,8 +382,19 @@ def nested_metadata(data: Any, root: str = "context", json_text: bool = False) -
         sample = list(itertools.islice(records, SAMPLE_ROWS))
         load = f"df = pd.json_normalize({path})"
     meta = _run_load(load, {root: _replaced(data, keys, sample)}, len(records), json_text)
-    if meta is not None:
-        meta["nested"] = path
+    if meta is None:
+        return None
+    meta["nested"] = path
+    if isinstance(records, Mapping):
+        meta["keyed"] = True
+    if keys:  # what else the dict holds, as Python shows it: a table of codes to names, a date
+        shown = reprlib.Repr()  # keywords only from Python 3.12
+        shown.maxlevel, shown.maxdict, shown.maxlist, shown.maxstring, shown.maxother = 2, 4, 4, 40, 40
+        meta["others"] = {
+            f"{root}[{key!r}]": shown.repr(value)[:OTHER_CHARS]
+            for key, value in itertools.islice(data.items(), OTHERS_SHOWN + 1)
+            if key != keys[0]
+        }
     return meta
 
 
@@ -381,18 +416,29 @@ def _run_load(load: str, namespace: dict[str, Any], rows: int, json_text: bool) 
     meta: dict[str, Any] = _frame_meta(df, rows)
     children: dict[str, Any] = {}
     columns = _lists_of_records(df)[:CHILDREN_SHOWN]
+    nested = [str(c) for c in df.columns if _dtype(df[c], df[c].dtype) in ("list", "dict")]
     for column, name in zip(columns, frame_names(columns), strict=True):
         name = f"{name}_df" if not name.startswith("df") else f"items{name[2:]}_df"
-        line = (
+        # One row per item, and beside it the fields of the record that holds it (the record's
+        # own lists and dicts aside): a question about items of some records is one filter.
+        made = (
             f'{name} = pd.json_normalize([{{"row": i, **item}} for i, items in df[{column!r}].items()'
             " if isinstance(items, list) for item in items])"
         )
+        joined = (
+            f'{name} = {name}.merge(df.drop(columns={nested!r}), how="left", left_on="row",'
+            ' right_index=True, suffixes=("", "_parent"))'
+        )
         try:
-            exec(line, namespace)  # noqa: S102 - our own line
+            exec(made, namespace)  # noqa: S102 - our own line
+            own = [str(c) for c in namespace[name].columns]
+            exec(joined, namespace)  # noqa: S102 - our own line
         except Exception:  # noqa: BLE001, S112 - a table that fails on the context is not offered
             continue
-        children[name] = {"column": column, **_frame_meta(namespace[name])}
-        lines.append(line)
+        child = _frame_meta(namespace[name])
+        child["head"] = _head(namespace[name], len(own))
+        children[name] = {"column": column, "own": len(own), **child}
+        lines += [made, joined]
     meta["load"] = "\n".join(lines)
     if children:
         meta["children"] = children
@@ -408,7 +454,7 @@ def _items_first(meta: dict[str, Any], rows: int) -> dict[str, Any]:
         return meta
     inner = children.pop(biggest)
     lines = [re.sub(r"\bdf\b", "outer_df", line) for line in meta["load"].split("\n")]
-    lines = [re.sub(rf"^{biggest} = ", "df = ", line) for line in lines]
+    lines = [re.sub(rf"\b{biggest}\b", "df", line) for line in lines]
     outer = {k: v for k, v in meta.items() if k in ("dims", "columns", "head")}
     meta = {**{k: v for k, v in meta.items() if k not in ("dims", "columns", "head")}, **inner}
     meta.update(load="\n".join(lines), outer={"column": inner["column"], **outer})
@@ -461,14 +507,18 @@ def frame_names(keys: Sequence[Any]) -> list[str]:
     return names
 
 
-def _frame_lines(meta: Mapping[str, Any], name: str = "df", loaded: str | None = None) -> list[str]:
+def _frame_lines(
+    meta: Mapping[str, Any], name: str = "df", loaded: str | None = None, own: int | None = None
+) -> list[str]:
     dims = " x ".join(f"{n:,}" for n in meta["dims"])
     more = " ..." if meta["dims"][1] > len(meta["columns"]) else ""
     columns = ", ".join(f"{k} ({v})" for k, v in meta["columns"].items())
     what = f"{loaded}: a" if loaded else f"{name} is a"
+    wide = min(own or meta["dims"][1], HEAD_COLUMNS)
+    shown = f"{name}.head({ROWS_SHOWN})" if wide == meta["dims"][1] else f"{name}.iloc[:{ROWS_SHOWN}, :{wide}]"
     return [
         f"{what} pandas DataFrame of shape ({dims}). Columns and dtypes: {columns}{more}",
-        f"First rows ({name}.head({ROWS_SHOWN})):\n{meta['head']}",
+        f"First rows ({shown}):\n{meta['head']}",
     ]
 
 
@@ -489,9 +539,10 @@ def _table_in(meta: Mapping[str, Any], container: str) -> str | None:
         return f"a {container} of {columns:,} columns: lists of {rows:,} values each"
     if meta.get("by_rows"):
         return f"a {container} of {rows:,} rows, each {columns:,} values (columns 0, 1, ...)"
+    held = f"a dict of {rows:,} dicts by key" if meta.get("keyed") else f"a list of {rows:,} dicts"
     if "nested" in meta and meta["nested"] not in ("context", "data"):  # records inside it
         keys = _count(meta.get("items", 0), "key")
-        return f"a {container} of {keys}: {meta['nested']} is a list of {rows:,} dicts"
+        return f"a {container} of {keys}: {meta['nested']} is {held}"
     if "nested" in meta:
         return f"a {container} of {rows:,} dicts (records, with nested fields)"
     return None
@@ -543,12 +594,14 @@ def describe_structured(meta: Mapping[str, Any]) -> str | None:
         return "\n".join(lines)
     if "load" not in meta:
         return None
-    lines = [f"The variable `context` holds {_what(meta)}. Load it with:", meta["load"]]
+    # The lines that load it come last, just before the question: a reply begun with them
+    # (worked.reply_start) goes on with code, where a description after them was copied on.
+    lines = [f"The variable `context` holds {_what(meta)}."]
     if "dims" in meta:
-        lines += _frame_lines(meta)
+        lines += _frame_lines(meta, own=meta.get("own"))
     elif meta.get("parsed_keys"):
         lines.append(f"First keys of data: {meta['parsed_keys']}")
-    return "\n".join(lines + _items_lines(meta))
+    return "\n".join([*lines, *_items_lines(meta), "Load it with:", meta["load"]])
 
 
 def _items_lines(meta: Mapping[str, Any]) -> list[str]:
@@ -557,14 +610,27 @@ def _items_lines(meta: Mapping[str, Any]) -> list[str]:
     if outer := meta.get("outer"):
         lines.append(
             f"df has a row for each item of the lists in outer_df[{outer['column']!r}]; "
-            "its column row is the item's row label in outer_df, the records that hold them:"
+            "its column row is the item's row label in outer_df, the records that hold them"
+            + (
+                f", and the columns after its first {meta['own']} are that row's fields:"
+                if "own" in meta
+                else ":"
+            )
         )
         lines += _frame_lines(outer, "outer_df")
     for name, child in meta.get("children", {}).items():
         parent = "outer_df" if outer else "df"
         lines.append(
             f"{name} has a row for each item of the lists in {parent}[{child['column']!r}]; "
-            f"its column row is the item's row label in {parent}."
+            f"its column row is the item's row label in {parent}"
+            + (
+                f", and the columns after its first {child['own']} are that row's fields in {parent} "
+                "(with _parent where the item has a field of that name)."
+                if "own" in child
+                else "."
+            )
         )
-        lines += _frame_lines(child, name)
+        lines += _frame_lines(child, name, own=child.get("own"))
+    if others := meta.get("others"):
+        lines.append("Its other keys: " + "; ".join(f"{k} = {v}" for k, v in others.items()))
     return lines

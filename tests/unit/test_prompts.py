@@ -125,16 +125,18 @@ def test_a_list_of_dicts_comes_with_the_line_that_makes_it_a_dataframe() -> None
     pd = pytest.importorskip("pandas")
     meta = context_metadata(RECORDS)
     text = describe_context(meta)
-    assert text.splitlines()[:3] == [
-        "The variable `context` holds a list of 30 dicts (records). Load it with:",
-        "import pandas as pd",
-        "df = pd.DataFrame(context)",
-    ]
+    assert text.splitlines()[0] == "The variable `context` holds a list of 30 dicts (records)."
+    # the lines that load it come last: a reply begun with them goes on with code
+    assert text.endswith("\nLoad it with:\nimport pandas as pd\ndf = pd.DataFrame(context)")
     assert "df is a pandas DataFrame of shape (30 x 4). Columns and dtypes: id (int64)" in text
     assert "First rows (df.head(3)):" in text and "Graz" in text
     df = _run_load(meta, RECORDS)["df"]
     assert isinstance(df, pd.DataFrame) and list(df.shape) == meta["dims"]
     json.dumps(meta)  # it travels in events and over the kernel's bridge
+    # a wide frame: every column with its dtype, the first rows of the first eight
+    wide = describe_context(context_metadata([{f"field_{k}": i * k for k in range(20)} for i in range(30)]))
+    assert "field_19 (int64)" in wide and "First rows (df.iloc[:3, :8]):" in wide
+    assert "field_7" in wide.split("First rows")[1] and "field_8" not in wide.split("First rows")[1]
 
 
 def test_a_dict_of_records_loads_with_its_keys_as_the_index() -> None:
@@ -286,14 +288,54 @@ def test_records_with_nested_fields_load_with_json_normalize_and_a_table_of_each
     json.dumps(meta)
 
 
+def test_records_keyed_by_id_inside_a_dict_of_tables_are_rows_not_columns() -> None:
+    pytest.importorskip("pandas")
+    services = {
+        f"{line} {100 + i}": {
+            "line": line,
+            "days": ["Mon", "Sat"] if i % 2 else ["Mon"],
+            "calls": [
+                {"station": s, "dep": f"0{5 + k}:{i:02d}"}
+                for k, s in enumerate(["BRU", "OLT", "BIE"][: 2 + i % 2])
+            ],
+        }
+        for i, line in enumerate(["IR13", "S3", "IC5"] * 5)
+    }
+    context = {
+        "operator": "Rail",
+        "stations": {"BRU": "Brugg", "OLT": "Olten", "BIE": "Biel"},
+        "services": services,
+    }
+    meta = context_metadata(context)
+    text = describe_context(meta)
+    # the ids are df's index, not 15 columns of their own, nor one table of calls for each
+    assert text.startswith(
+        "The variable `context` holds a dict of 3 keys: context['services'] is a dict of 15 dicts by key."
+    )
+    assert "'IR13 100" not in meta["columns"] and meta["dims"] == [15, 3]
+    made = _run_load(meta, context)
+    calls = made["calls_df"]
+    assert list(made["df"].index) == list(services) and calls.shape[0] == sum(
+        len(s["calls"]) for s in services.values()
+    )
+    # a call carries its train's line: a question about the calls of some trains is one filter
+    assert (calls["line"] == "IR13").sum() == sum(
+        len(s["calls"]) for s in services.values() if s["line"] == "IR13"
+    )
+    assert calls.loc[calls["row"] == "S3 101", "station"].tolist() == ["BRU", "OLT", "BIE"]
+    # what else the dict holds is shown as Python shows it
+    assert "Its other keys: context['operator'] = 'Rail'; context['stations'] = {'BIE': 'Biel', " in text
+    # a dict whose values are not alike is no table: its keys are not rows
+    assert "load" not in context_metadata({"a": {"x": {"k": 1}}, "b": {"y": [1, 2]}})
+
+
 def test_a_dict_of_columns_loads_as_a_dataframe() -> None:
     pytest.importorskip("pandas")
     context = {"t": [f"2024-01-{d:02d}" for d in range(1, 29)], "kwh": [d * 1.5 for d in range(28)]}
     meta = context_metadata(context)
-    assert describe_context(meta).startswith(
-        "The variable `context` holds a dict of 2 columns: lists of 28 values each. Load it with:\n"
-        "import pandas as pd\ndf = pd.DataFrame(context)"
-    )
+    text = describe_context(meta)
+    assert text.startswith("The variable `context` holds a dict of 2 columns: lists of 28 values each.\n")
+    assert text.endswith("Load it with:\nimport pandas as pd\ndf = pd.DataFrame(context)")
     assert _run_load(meta, context)["df"]["kwh"].sum() == sum(context["kwh"])
     ragged = {"a": [1, 2], "b": [1]}
     assert "load" not in context_metadata(ragged)
@@ -359,8 +401,9 @@ def test_pages_of_items_load_the_items_as_df_and_the_pages_beside_them() -> None
     assert "outer_df = pd.json_normalize(context)\ndf = pd.json_normalize(" in text
     assert "df has a row for each item of the lists in outer_df['items']" in text
     made = _run_load(meta, pages)
-    assert made["df"].shape == (24, 3) and made["df"]["stars"].sum() == 3 * sum(range(8))
+    assert made["df"].shape == (24, 5) and made["df"]["stars"].sum() == 3 * sum(range(8))
     assert made["outer_df"].loc[made["df"].loc[17, "row"], "page"] == 2
+    assert made["df"].loc[17, "page"] == 2  # each item carries the fields of its page
     # many records, each with a few items: the records stay df
     runs = [{"run": r, "steps": [{"n": k} for k in range(6)]} for r in range(12)]
     assert "steps_df = " in context_metadata(runs)["load"]
