@@ -440,9 +440,16 @@ def _run_load(load: str, namespace: dict[str, Any], rows: int, json_text: bool) 
         children[name] = {"column": column, "own": len(own), **child}
         lines += [made, joined]
     meta["load"] = "\n".join(lines)
-    if children:
-        meta["children"] = children
-    return _items_first(meta, rows)
+    if not children:
+        return meta
+    meta = _items_first({**meta, "children": children}, rows)
+    if "outer" not in meta:
+        # The lists that became tables leave df, whose line is then the last: a small model
+        # goes on with the frame the lines end with, and most questions are about the records.
+        drop = f"df = df.drop(columns={[child['column'] for child in children.values()]!r})"
+        exec(drop, namespace)  # noqa: S102 - our own line
+        meta.update(_frame_meta(namespace["df"], rows), load=f"{meta['load']}\n{drop}")
+    return meta
 
 
 def _items_first(meta: dict[str, Any], rows: int) -> dict[str, Any]:
@@ -515,7 +522,9 @@ def _frame_lines(
     columns = ", ".join(f"{k} ({v})" for k, v in meta["columns"].items())
     what = f"{loaded}: a" if loaded else f"{name} is a"
     wide = min(own or meta["dims"][1], HEAD_COLUMNS)
-    shown = f"{name}.head({ROWS_SHOWN})" if wide == meta["dims"][1] else f"{name}.iloc[:{ROWS_SHOWN}, :{wide}]"
+    shown = (
+        f"{name}.head({ROWS_SHOWN})" if wide == meta["dims"][1] else f"{name}.iloc[:{ROWS_SHOWN}, :{wide}]"
+    )
     return [
         f"{what} pandas DataFrame of shape ({dims}). Columns and dtypes: {columns}{more}",
         f"First rows ({shown}):\n{meta['head']}",
@@ -620,11 +629,14 @@ def _items_lines(meta: Mapping[str, Any]) -> list[str]:
         lines += _frame_lines(outer, "outer_df")
     for name, child in meta.get("children", {}).items():
         parent = "outer_df" if outer else "df"
+        lists = f"the lists in {parent}[{child['column']!r}]"
+        if "own" in child and not outer:
+            lists = f"the records' lists in {child['column']!r} (dropped from df)"
         lines.append(
-            f"{name} has a row for each item of the lists in {parent}[{child['column']!r}]; "
-            f"its column row is the item's row label in {parent}"
+            f"{name} has a row for each item of {lists}; its column row is the record's row label "
+            f"in {parent}"
             + (
-                f", and the columns after its first {child['own']} are that row's fields in {parent} "
+                f", and the columns after its first {child['own']} are the record's fields "
                 "(with _parent where the item has a field of that name)."
                 if "own" in child
                 else "."

@@ -655,7 +655,12 @@ def retry_start(code: str, error: str, first: tuple[str, str | None] | None) -> 
             kept.pop()  # not cut inside a statement
     if lines and len(kept) == lines[-1] - 1:
         line = code.splitlines()[len(kept)]
-        if fixed := _column_fixed(line, error) or _precedence_fixed(line, error):
+        loaded = re.findall(r"^(\w+) = ", first[0], re.M) if first else []
+        if (
+            fixed := _column_fixed(line, error)
+            or _frame_fixed(line, error, loaded)
+            or _precedence_fixed(line, error)
+        ):
             kept.append(fixed)
     if not kept:
         return first
@@ -695,6 +700,30 @@ def _column_fixed(line: str, error: str) -> str | None:
     except SyntaxError:
         return None
     return fixed if fixed != line else None
+
+
+_ELSEWHERE = re.compile(
+    r"^KeyError: '([^'\n]+)'\nHint: '[^'\n]+' is a column of (\w+)\. Columns of the DataFrames: (.*)\.$", re.M
+)
+
+
+def _frame_fixed(line: str, error: str, loaded: list[str]) -> str | None:
+    """The line that raised a ``KeyError`` on a column of another of the frames the load lines
+    made (``df["station"]`` where only ``calls_df`` has it), with that frame, where it has every
+    column the line reads: an item table holds its record's fields too. Else None."""
+    found = _ELSEWHERE.search(error)
+    if not found or found[2] not in loaded:
+        return None
+    key, holder = found[1], found[2]
+    columns = dict(part.split(": ", 1) for part in found[3].split("; ") if ": " in part)
+    has = set(columns.get(holder, "").split(", "))
+    wrong = {m for m in re.findall(r"\b(\w+)\[\s*['\"]" + re.escape(key) + r"['\"]\s*\]", line)}
+    if len(wrong) != 1 or (frame := wrong.pop()) not in loaded or frame == holder:
+        return None
+    read = re.findall(rf"\b{frame}\[\s*['\"]([^'\"]+)['\"]\s*\]", line)
+    if not set(read) <= has:
+        return None
+    return re.sub(rf"\b{frame}\b(?=\s*[\[.])", holder, line)
 
 
 class _Conditions(ast.NodeTransformer):

@@ -455,6 +455,29 @@ def test_a_column_named_without_its_nested_prefix_is_named_in_full_where_the_rep
         )
 
 
+def test_a_column_read_from_the_frame_that_lacks_it_is_read_from_the_one_that_has_it():
+    from rlm_kernel.worked import retry_start
+
+    load = "import pandas as pd\ndf = pd.json_normalize(context)\ncalls_df = make(df)\ndf = df.drop(columns=['calls'])\n"
+    first = (f"```repl\n{load}", None)
+    line = 'mask = (df["line"] == "IC3") & (df["station"] == "Olten")'
+    code = f"{load}{line}\nn = int(mask.sum())\nprint(n)"
+    error = (
+        'Traceback (most recent call last):\n  File "<rlm-step-1>", line 5, in <module>\n'
+        "KeyError: 'station'\nHint: 'station' is a column of calls_df. Columns of the DataFrames: "
+        "df: line, days; calls_df: row, station, dep, line, days.\n"
+    )
+    fixed = 'mask = (calls_df["line"] == "IC3") & (calls_df["station"] == "Olten")'
+    assert retry_start(code, error, first) == (f"```repl\n{load}{fixed}\n", None)
+    # a column that frame lacks too, a frame the model made itself, or no load lines: the model's to write
+    for other, start in [
+        (line.replace('"line"', '"name"'), first),
+        (line.replace("df[", "trains["), first),
+        (line, None),
+    ]:
+        assert retry_start(code.replace(line, other), error, start) == (f"```repl\n{load}", None)
+
+
 def test_conditions_joined_without_parentheses_get_them_where_the_reply_writes_the_line_anew():
     from rlm_kernel.worked import retry_start
 

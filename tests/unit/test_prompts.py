@@ -271,14 +271,15 @@ def test_records_with_nested_fields_load_with_json_normalize_and_a_table_of_each
     assert "pd.json_normalize(" in text and "owner.team.code (str)" in text and "labels (list)" in text
     made = _run_load(meta, context)
     df, steps = made["df"], made["steps_df"]
-    assert list(df.shape) == meta["dims"] == [40, 5]
+    assert list(df.shape) == meta["dims"] == [40, 4]  # the lists of steps are a table of their own
+    assert meta["load"].endswith("\ndf = df.drop(columns=['steps'])")  # the records' frame is the last
     assert steps.shape[0] == sum(len(r["steps"]) for r in NESTED) == meta["children"]["steps_df"]["dims"][0]
     # each item's row leads back to its record
     last = steps.loc[steps["loss"].idxmin(), "row"]
     assert (
         df.loc[last, "id"] == min(NESTED, key=lambda r: min((s["loss"] for s in r["steps"]), default=9))["id"]
     )
-    assert "steps_df has a row for each item of the lists in df['steps']" in text
+    assert "steps_df has a row for each item of the records' lists in 'steps' (dropped from df)" in text
     if form == "dict":
         assert df.index[0] == "r0"  # the keys are the rows' labels
     if form == "under a key":
@@ -312,7 +313,7 @@ def test_records_keyed_by_id_inside_a_dict_of_tables_are_rows_not_columns() -> N
     assert text.startswith(
         "The variable `context` holds a dict of 3 keys: context['services'] is a dict of 15 dicts by key."
     )
-    assert "'IR13 100" not in meta["columns"] and meta["dims"] == [15, 3]
+    assert "'IR13 100" not in meta["columns"] and meta["dims"] == [15, 2]
     made = _run_load(meta, context)
     calls = made["calls_df"]
     assert list(made["df"].index) == list(services) and calls.shape[0] == sum(
