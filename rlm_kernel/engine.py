@@ -317,14 +317,16 @@ class RLMRun(CoPiloting):
     # -- loops -------------------------------------------------------------------------
     def _resample(self, why: tuple[str, str], notes: list[str]) -> AskRoot | Compact | Finish:
         """The last reply is a loop: set aside and the turn asked again, sampled, with a note on
-        why; past ``LOOP_RESAMPLES`` a turn, kept, with the note as the next turn's request; past
+        why; past ``LOOP_RESAMPLES`` a turn (or once sampling gave the same reply again), kept,
+        with the note as the next turn's request; past
         ``LOOP_TURNS`` such turns in a row, the run ends in an error, not in a slow walk to its
         last iteration."""
         loops = self._loops
         if not loops.resampled:  # once a turn, however many of its replies loop
             self._warn("repetition", f"Root reply {self.turns} {why[0]}; it was not run.")
         note = why[1]
-        if loops.resampled >= LOOP_RESAMPLES:
+        # sampled, the same reply again: so would the next be
+        if loops.resampled >= LOOP_RESAMPLES or self.messages[-1]["content"] == loops.set_aside:
             loops.looped_turns += 1
             if loops.looped_turns >= LOOP_TURNS:
                 error = f"the root {why[0]}, {loops.looped_turns} turns in a row, and could not get out of it"
@@ -332,6 +334,7 @@ class RLMRun(CoPiloting):
             return self._next_turn("\n\n".join([*notes, note]))
         loops.resampled += 1
         rejected = self.messages.pop()
+        loops.set_aside = rejected["content"]
         sampling = fresh_sampling(f"{self.run_id}:loop:{self.iterations}")
         last = self.messages[-1]
         added = "" if note in last["content"] else note  # said once, however often it is set aside

@@ -24,6 +24,7 @@ class LoopGuard:
         # code again over the same REPL would print the same output.
         self.last_run: tuple[tuple[str, ...], int] | None = None
         self.resampled = 0  # replies of this turn set aside as loops
+        self.set_aside: str | None = None  # the last of them
         self.looped_turns = 0  # turns in a row whose replies all looped
 
     def reason(self, blocks: list[str], requests: list[str]) -> tuple[str, str] | None:

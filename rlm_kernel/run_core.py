@@ -160,7 +160,7 @@ class RunCore:
         self.messages.append({"role": "user", "content": content})
         self.state = State.ASKING
         self.turns += 1
-        self._loops.resampled = 0
+        self._loops.resampled, self._loops.set_aside = 0, None
         self._final_turn = final_turn
         self._chars += len(content)
         self.emit(

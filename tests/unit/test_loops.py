@@ -89,7 +89,7 @@ def test_the_same_error_is_sent_back_once_and_a_root_that_cannot_leave_its_loop_
         if isinstance(action, AskRoot) and action.final_turn:
             action = run.receive_reply(reply("FINAL(Graz)"))
             continue
-        action = run.receive_reply(repl("print(df.head())"))
+        action = run.receive_reply(repl(f"# try {replies}\nprint(df.head())"))
         assert not isinstance(action, Execute), "a failing step ran again"
         assert replies < 200, "the loop is not bounded"
     assert replies == LOOP_TURNS * (LOOP_RESAMPLES + 1)  # then the run ends: it cannot get out
@@ -104,14 +104,24 @@ def test_the_same_error_is_sent_back_once_and_a_root_that_cannot_leave_its_loop_
 
 def test_after_the_resamples_of_a_turn_the_note_alone_is_the_next_turn():
     run, events = failed_once()
-    for _ in range(LOOP_RESAMPLES):
-        again = run.receive_reply(repl("print(df.head())"))
+    for k in range(LOOP_RESAMPLES):
+        again = run.receive_reply(repl(f"print(df.head())  # {k}"))
         assert isinstance(again, AskRoot) and again.turn == 2 and again.sampling
     action = run.receive_reply(repl("print(df.head())"))
     assert isinstance(action, AskRoot) and action.turn == 3 and not action.sampling
     assert action.messages[-1]["content"].startswith("Not run: your code repeats step 1")
     assert action.messages[-2]["role"] == "assistant"  # kept this time: the turns alternate
     assert len([e for e in events if isinstance(e, ProposalRejected)]) == LOOP_RESAMPLES
+
+
+def test_a_resample_that_gives_the_very_same_reply_again_ends_the_turn_s_resampling():
+    run, events = failed_once()
+    again = run.receive_reply(repl("print(df.head())"))
+    assert isinstance(again, AskRoot) and again.turn == 2 and again.sampling
+    # sampled, the model wrote it word for word: another sample would too, so the turn moves on
+    action = run.receive_reply(repl("print(df.head())"))
+    assert isinstance(action, AskRoot) and action.turn == 3 and not action.sampling
+    assert len([e for e in events if isinstance(e, ProposalRejected)]) == 1
 
 
 def test_a_reply_whose_blocks_repeat_a_failing_reply_up_to_its_error_is_not_run():
