@@ -204,6 +204,21 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
         ["--tasks", "sniah,records", "--lengths", "8k,32k", "-n", "10", "--methods", "rlm", "--model-name",
          "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--votes", "1"],
     ),
+    "holdout-4-0.5b-one-root": (
+        "Four kinds of data held out from the fourth change of the small profile (see "
+        "holdout-2026-12d/README.md), test split, with the bundled 0.5B model and one root: measured once "
+        "after it",
+        ["--tasks", "mailbox,gitlog,sqldump,lockfile", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1"],
+    ),
+    "regress-4-0.5b": (
+        "regress-0.5b again after the fourth change of the small profile (records keyed by id, item "
+        "tables with their record's fields, load lines last, loops of lines stopped, names the question "
+        "gives held to)",
+        ["--tasks", "sniah,records", "--lengths", "8k,32k", "-n", "10", "--methods", "rlm", "--model-name",
+         "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--votes", "1"],
+    ),
 }  # fmt: skip
 
 
