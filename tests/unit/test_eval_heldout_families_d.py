@@ -1,5 +1,6 @@
 """The fourth set of held-out task families, checked against the context itself: mailbox, gitlog,
-sqldump and lockfile.
+sqldump and lockfile (what every held-out family must be is checked in
+test_eval_heldout_families.py).
 
 Every expected answer is found again here from the context as a user would read it (the mbox split
 into messages and read with the standard library's ``email`` parser, the mail API's messages walked
@@ -12,11 +13,8 @@ expressions; both SQL dumps loaded into SQLite and asked in SQL; ``poetry.lock``
 from __future__ import annotations
 
 import email
-import json
 import re
 import sqlite3
-import subprocess
-import sys
 from collections import Counter
 from datetime import date, datetime
 from email.utils import parseaddr, parsedate_to_datetime
@@ -24,8 +22,7 @@ from functools import cache
 
 import pytest
 
-from rlm_kernel.eval.scoring import score
-from rlm_kernel.eval.tasks import TaskRef, as_text, family_names, generate
+from rlm_kernel.eval.tasks import TaskRef, generate
 
 FOURTH = ("mailbox", "gitlog", "sqldump", "lockfile")
 SIZE = 8192  # tokens: about 32,000 characters
@@ -35,53 +32,6 @@ N = 12  # tasks per family and split: every kind, three times
 @cache
 def _tasks(family: str, split: str, n: int = N, length: int = SIZE) -> tuple:
     return tuple(generate(TaskRef(family, split, length, i)) for i in range(n))
-
-
-def _wrong(answer: object) -> str:
-    if isinstance(answer, (int, float)):
-        return str(round(answer * 1.5 + 7, 2))
-    return "something else entirely"
-
-
-def test_the_families_are_registered_and_listed() -> None:
-    assert set(FOURTH) <= set(family_names())
-    out = subprocess.run(
-        [sys.executable, "-m", "rlm_kernel.eval", "list"], capture_output=True, text=True, check=True
-    ).stdout
-    for family in FOURTH:
-        assert re.search(rf"^{family}\s+\S", out, re.M), family
-
-
-def test_the_families_need_no_pandas() -> None:
-    code = (
-        "import sys; sys.modules['pandas'] = None; sys.modules['numpy'] = None\n"
-        "from rlm_kernel.eval.tasks import TaskRef, generate\n"
-        f"for name in {FOURTH!r}:\n"
-        "    for split in ('dev', 'test'):\n"
-        "        generate(TaskRef(name, split, 2048, 0))\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)
-
-
-@pytest.mark.parametrize("family", FOURTH)
-@pytest.mark.parametrize("split", ["dev", "test"])
-def test_a_ref_always_builds_the_same_task_and_its_answer_scores(family: str, split: str) -> None:
-    for index in range(4):
-        ref = TaskRef(family, split, SIZE, index)
-        a, b = generate(ref), generate(ref)
-        assert as_text(a.context) == as_text(b.context)
-        assert (a.question, a.answer, a.scorer, a.meta) == (b.question, b.answer, b.scorer, b.meta)
-        assert a.split == split and a.family == family and a.id == ref.id and a.ref == ref
-        assert a.scorer == "exact"
-        assert score(a.scorer, str(a.answer), a.answer) == 1.0
-        assert score(a.scorer, _wrong(a.answer), a.answer) == 0.0
-        if isinstance(a.answer, str):
-            assert a.answer.lower() not in a.question.lower()
-            assert score(a.scorer, f"`{a.answer.upper()}`", a.answer) == 1.0
-        else:
-            assert a.answer not in (0, 0.0)
-    other = generate(TaskRef(family, split, SIZE, 40))
-    assert as_text(other.context) != as_text(generate(TaskRef(family, split, SIZE, 0)).context)
 
 
 _CONTAINERS = {
@@ -107,52 +57,12 @@ def test_containers_per_split(family: str) -> None:
 
 @pytest.mark.parametrize("family", FOURTH)
 @pytest.mark.parametrize("split", ["dev", "test"])
-def test_tasks_serialise_as_the_harness_writes_them(family: str, split: str) -> None:
-    for task in _tasks(family, split)[:4]:
-        row = {"task_id": task.id, "expected": task.answer, "meta": task.meta, "length": task.length}
-        assert json.loads(json.dumps(row)) == row
-        text = as_text(task.context)
-        assert isinstance(text, str) and task.context_chars == len(text) == task.meta["chars"]
-        if not isinstance(task.context, str):
-            json.loads(text)
-
-
-def _stems(family: str, split: str) -> set[str]:
-    out = set()
-    for task in _tasks(family, split):
-        q = task.question
-        out.add(" ".join(re.sub(r"`[^`]*`|'[^']*'|\"[^\"]*\"|\d[\d.,]*", "#", q).split()[:4]))
-    return out
-
-
-@pytest.mark.parametrize("family", FOURTH)
-def test_dev_and_test_differ_in_wording_and_data(family: str) -> None:
-    assert not (_stems(family, "dev") & _stems(family, "test"))
-    for i in range(2):
-        dev, test = _tasks(family, "dev")[i], _tasks(family, "test")[i]
-        assert type(dev.context) is not type(test.context)
-        assert dev.meta["container"] != test.meta["container"]
-
-
-@pytest.mark.parametrize("family", FOURTH)
-@pytest.mark.parametrize("split", ["dev", "test"])
-def test_sizes_follow_the_length(family: str, split: str) -> None:
-    for task in _tasks(family, split):
-        assert 0.5 * SIZE * 4 <= task.context_chars <= 1.5 * SIZE * 4, task.context_chars
+def test_what_they_hold_grows_with_the_length(family: str, split: str) -> None:
     small = generate(TaskRef(family, split, SIZE // 4, 0))
     big = generate(TaskRef(family, split, 8 * SIZE, 0))
     assert 0.5 * SIZE <= small.context_chars <= 1.5 * SIZE, small.context_chars
-    assert 0.5 * 8 * SIZE * 4 <= big.context_chars <= 1.5 * 8 * SIZE * 4, big.context_chars
     key = {"mailbox": "messages", "gitlog": "commits", "sqldump": "rows", "lockfile": "packages"}[family]
     assert small.meta[key] < _tasks(family, split)[0].meta[key] < big.meta[key]
-
-
-@pytest.mark.parametrize("family", FOURTH)
-@pytest.mark.parametrize("split", ["dev", "test"])
-def test_every_kind_of_question_is_asked(family: str, split: str) -> None:
-    module = __import__(f"rlm_kernel.eval.{family}", fromlist=["KINDS"])
-    assert len(module.KINDS) >= 4
-    assert {t.meta["question_type"] for t in _tasks(family, split)} == set(module.KINDS)
 
 
 def _check(task, want: object) -> None:
