@@ -212,6 +212,13 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
          "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
          "--votes", "1"],
     ),
+    "holdout-4-1.5b-one-root": (
+        "holdout-4-0.5b-one-root with the bundled 1.5B model as root and sub-model: the default model's "
+        "choice",
+        ["--tasks", "mailbox,gitlog,sqldump,lockfile", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1"],
+    ),
     "regress-4-0.5b": (
         "regress-0.5b again after the fourth change of the small profile (records keyed by id, item "
         "tables with their record's fields, load lines last, loops of lines stopped, names the question "
