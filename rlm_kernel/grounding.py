@@ -107,6 +107,13 @@ _NOT_QUANTITY = re.compile(r"\b(?:which|who|whom|whose|where|when|name)\b", re.I
 _DIRECT_QUANTITY = re.compile(r"\bhow (?:many|much)\b", re.IGNORECASE)
 # A count, which code computes: not an amount ("how much did she receive?"), which a hit may state.
 _COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b", re.IGNORECASE)
+# The most or the least of something, which code finds among all the items: search finds passages
+# that hold words, not the one that is the most of anything.
+_MOST = re.compile(
+    r"\b(?:most|least|fewest|largest|smallest|biggest|highest|lowest|longest|shortest|greatest"
+    r"|maximum|minimum)\b",
+    re.IGNORECASE,
+)
 # Options offered in the question itself: "X or Y?" in one sentence, "between", "which of A and B?".
 _CHOICE = re.compile(
     r"\b(?:or|between|either|whether)\b[^.?!]*\?|\bwhich of\b[^.?!]*\band\b[^.?!]*\?", re.IGNORECASE
@@ -271,7 +278,12 @@ def _not_printed(
     low = printed.lower()
     if _first_hop(question, text, printed):
         return "it is what the question's item points to (the first of two hops), not the value asked for"
-    if not (quantity and numbers) and _bounded(" ".join(text.lower().split()).rstrip("."), low):
+    whole = " ".join(text.lower().split()).rstrip(".")
+    if quantity and _a_hit(whole, printed):
+        return "it is a whole passage that search found, not a quantity computed from it"
+    if _MOST.search(question) and _only_in_search(whole, printed):
+        return "it is read from search matches: a search finds passages, not the most or least of anything"
+    if not (quantity and numbers) and _bounded(whole, low):
         return None  # as a whole (not for a count: its number may be a search report's)
     if numbers:
         return _numbers_not_printed(question, numbers[:12], printed, noise, quantity)
@@ -412,6 +424,27 @@ def _where(value: Decimal, places: int, printed: str, *, months: bool) -> str | 
 def _glued(char: str) -> bool:
     """Whether a number right after ``char`` is part of a word or of another number."""
     return char.isalnum() or char in "._"
+
+
+def _a_hit(answer: str, printed: str) -> bool:
+    """Whether the answer is the whole text of a search() hit (of three words or more)."""
+    if len(answer.split()) < 3:
+        return False
+    for line in printed.lower().splitlines():
+        if _HIT.match(line) and " ".join(line.split(": ", 1)[-1].split()).rstrip(".") == answer:
+            return True
+    return False
+
+
+def _only_in_search(answer: str, printed: str) -> bool:
+    """Whether the answer is printed, and only on lines of search() reports."""
+    low = printed.lower()
+    found = [
+        m.start()
+        for m in re.finditer(re.escape(answer), low)
+        if _bounded(answer, low[m.start() - 1 : m.end() + 2])
+    ]
+    return bool(found) and all(_in_search_report(printed, at) for at in found)
 
 
 def _in_search_report(text: str, at: int) -> bool:

@@ -34,6 +34,7 @@ import json
 import keyword
 import re
 import reprlib
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -323,14 +324,16 @@ def _records_in(data: Any) -> tuple[tuple[Any, ...], Any] | None:
 
 
 def _keyed(data: Mapping[Any, Any]) -> bool:
-    """A dict of records by key (an id, a name): two or more dicts under names, which share most
-    of their fields. A dict whose values hold different things (``{"stations": {...}, "trains":
-    {...}}``) is a container of tables, not one table: its keys are fields, not data."""
+    """A dict of records by key (an id, a name): two or more dicts under names, most of which
+    share most of their fields (a first entry of another kind aside). A dict whose values hold
+    different things (``{"stations": {...}, "trains": {...}}``) is a container of tables, not one
+    table: its keys are fields, not data."""
     sample = list(itertools.islice(data.items(), 200))
     if len(sample) < 2 or not all(isinstance(k, str) and isinstance(v, Mapping) and v for k, v in sample):
         return False
     fields = [set(v) for _, v in sample]
-    shared = set.intersection(*fields)
+    counts = Counter(field for f in fields for field in f)
+    shared = [field for field, n in counts.items() if n * 5 >= len(fields) * 4]  # in four of five
     return len(shared) * 2 >= sorted(map(len, fields))[len(fields) // 2]
 
 

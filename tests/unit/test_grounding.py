@@ -270,3 +270,30 @@ def test_an_amount_read_off_a_hit_is_not_a_count() -> None:
     )
     assert unsupported("How much did Ilse Lindqvist receive for catering?", "5098.16", [hit]) is None
     assert "search matches" in (unsupported("How many invoices were settled?", "1", [hit]) or "")
+
+
+LOG = (
+    "search('added lines src/hooks Kwame'): 410 passages match; the best 3:\n"
+    "[1] context, line 470: 40 7 src/hooks/useCart.ts\n"
+    "[2] context, line 975: Author: Kwame Mensah <kwame@shop.dev>\n"
+    "[3] context, line 562: 2 28 src/hooks/useCart.ts"
+)
+
+
+def test_the_most_of_anything_or_a_whole_passage_read_off_search_hits_is_no_answer():
+    # a superlative found in a passage: search ranks words, it does not find the most of anything
+    most = "Which file under src/hooks has the most added lines?"
+    reason = unsupported(most, "src/hooks/useCart.ts", [LOG], written=True)
+    assert (
+        reason == "it is read from search matches: a search finds passages, not the most or least of anything"
+    )
+    # a sum answered with a passage as it is
+    total = "Sum the added lines of the files under src/hooks by Kwame."
+    assert unsupported(total, "40 7 src/hooks/useCart.ts", [LOG], written=True) == (
+        "it is a whole passage that search found, not a quantity computed from it"
+    )
+    # printed by the code's own lines too, or computed, or not a superlative: the other rules decide
+    assert unsupported(most, "src/hooks/useCart.ts", [LOG, "src/hooks/useCart.ts\n"], written=True) is None
+    assert unsupported(most, "src/hooks/useCart.ts", [LOG], written=False, code="n = s.idxmax()") is None
+    assert unsupported("Who is the author of that commit?", "Kwame Mensah", [LOG], written=True) is None
+    assert unsupported("What does line 470 say?", "40 7 src/hooks/useCart.ts", [LOG], written=True) is None

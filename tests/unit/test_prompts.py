@@ -328,6 +328,11 @@ def test_records_keyed_by_id_inside_a_dict_of_tables_are_rows_not_columns() -> N
     assert "Its other keys: context['operator'] = 'Rail'; context['stations'] = {'BIE': 'Biel', " in text
     # a dict whose values are not alike is no table: its keys are not rows
     assert "load" not in context_metadata({"a": {"x": {"k": 1}}, "b": {"y": [1, 2]}})
+    # one entry of another kind among them (a project's own, first) does not hide the rest
+    mixed = {"": {"name": "app", "needs": {"x": 1}}, **{k: {"line": "S3", "calls": []} for k in services}}
+    assert describe_context(context_metadata({"v": 1, "items": mixed})).startswith(
+        "The variable `context` holds a dict of 2 keys: context['items'] is a dict of 16 dicts by key."
+    )
 
 
 def test_a_dict_of_columns_loads_as_a_dataframe() -> None:
