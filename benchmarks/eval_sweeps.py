@@ -219,6 +219,14 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
          "--model-name", "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--max-timeout", "600",
          "--votes", "1"],
     ),
+    "holdout-5-0.5b-one-root": (
+        "Four kinds of data held out from the fifth change of the small profile (see "
+        "holdout-2026-12e/README.md), test split, with the bundled 0.5B model and one root: measured once "
+        "after it",
+        ["--tasks", "invoices,fixtures,subtitles,tracker", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1"],
+    ),
     "regress-4-0.5b": (
         "regress-0.5b again after the fourth change of the small profile (records keyed by id, item "
         "tables with their record's fields, load lines last, loops of lines stopped, names the question "
