@@ -318,9 +318,8 @@ class RLMRun(CoPiloting):
     def _resample(self, why: tuple[str, str], notes: list[str]) -> AskRoot | Compact | Finish:
         """The last reply is a loop: set aside and the turn asked again, sampled, with a note on
         why; past ``LOOP_RESAMPLES`` a turn (or once sampling gave the same reply again), kept,
-        with the note as the next turn's request; past
-        ``LOOP_TURNS`` such turns in a row, the run ends in an error, not in a slow walk to its
-        last iteration."""
+        with the note as the next turn's request; past ``LOOP_TURNS`` such turns in a row, the
+        run ends in an error, not in a slow walk to its last iteration."""
         loops = self._loops
         if not loops.resampled:  # once a turn, however many of its replies loop
             self._warn("repetition", f"Root reply {self.turns} {why[0]}; it was not run.")

@@ -207,6 +207,7 @@ _CODE_LIKE = re.compile(r"[A-Za-z]+\d+[A-Za-z\d]*")
 
 
 def _names(question: str) -> list[str]:
+    """The names of single things the question gives (see above), as it writes them."""
     names = [t.strip(".:-") for t in _TOKEN.findall(question)]
     return [
         t
@@ -442,7 +443,7 @@ def _only_in_search(answer: str, printed: str) -> bool:
     found = [
         m.start()
         for m in re.finditer(re.escape(answer), low)
-        if _bounded(answer, low[m.start() - 1 : m.end() + 2])
+        if _bounded(answer, low[max(m.start() - 1, 0) : m.end() + 2])
     ]
     return bool(found) and all(_in_search_report(printed, at) for at in found)
 

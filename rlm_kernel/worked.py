@@ -717,7 +717,7 @@ def _frame_fixed(line: str, error: str, loaded: list[str]) -> str | None:
     key, holder = found[1], found[2]
     columns = dict(part.split(": ", 1) for part in found[3].split("; ") if ": " in part)
     has = set(columns.get(holder, "").split(", "))
-    wrong = {m for m in re.findall(r"\b(\w+)\[\s*['\"]" + re.escape(key) + r"['\"]\s*\]", line)}
+    wrong = set(re.findall(r"\b(\w+)\[\s*['\"]" + re.escape(key) + r"['\"]\s*\]", line))
     if len(wrong) != 1 or (frame := wrong.pop()) not in loaded or frame == holder:
         return None
     read = re.findall(rf"\b{frame}\[\s*['\"]([^'\"]+)['\"]\s*\]", line)
