@@ -430,7 +430,11 @@ def without_repeats(text: str) -> str:
 def repeated_lines(text: str, max_lines: int = 12, times: int = 3) -> int:
     """How many whole lines the block that ends ``text``'s whole lines has, where that block (of
     1 to ``max_lines`` lines, 40 characters or more) is written ``times`` times in a row; else 0."""
-    lines = text.split("\n")[:-1]  # the last line may be half written
+    # Only the tail can hold the block: a stream is checked every few characters, so the whole
+    # reply is not split each time.
+    most = max_lines * times
+    parts = text.rsplit("\n", most + 1)
+    lines = (parts[1:] if len(parts) > most + 1 else parts)[:-1]  # the last line may be half written
     for period in range(1, max_lines + 1):
         if period * times > len(lines):
             break
