@@ -27,7 +27,8 @@ for one its code computed):
    whose answer is printed only on lines that hold the question's own number: it is the thing the
    item points to, the first hop, "not the value asked for". (Checked before rule 3's passes.)
 
-6. The code found nothing: the answer is a count of 0, an empty or missing value (``None``,
+6. The code found nothing: the answer is a count of 0 (or a 0 where a name is asked for: "who",
+   "give the name"), an empty or missing value (``None``,
    ``nan``, ``[]``, an empty DataFrame or Series), or says that nothing was found: "the code found
    nothing". A filter that matches no item most often writes a value otherwise than the data does
    (its case, spelling or format), so the root is sent back to look once; a true zero keeps its
@@ -107,6 +108,8 @@ _NOT_QUANTITY = re.compile(r"\b(?:which|who|whom|whose|where|when|name)\b", re.I
 _DIRECT_QUANTITY = re.compile(r"\bhow (?:many|much)\b", re.IGNORECASE)
 # A count, which code computes: not an amount ("how much did she receive?"), which a hit may state.
 _COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b", re.IGNORECASE)
+# A question whose answer is someone's or something's name: no name is 0.
+_NAMED_ANSWER = re.compile(r"\bwho(?:se|m)?\b|\bname\b", re.IGNORECASE)
 # The most or the least of something, which code finds among all the items: search finds passages
 # that hold words, not the one that is the most of anything.
 _MOST = re.compile(
@@ -192,7 +195,7 @@ def _found_nothing(question: str, text: str) -> bool:
     """Whether the answer says the code found nothing: see rule 6."""
     if _EMPTY_VALUE.fullmatch(text) or _NOTHING.search(text):
         return True
-    return bool(_ZERO.fullmatch(text) and _COUNT.search(question))
+    return bool(_ZERO.fullmatch(text) and (_COUNT.search(question) or _NAMED_ANSWER.search(question)))
 
 
 _QUOTED = re.compile(r"""(?<!\w)(['"`\u2018\u201c])([^'"`\u2019\u201d\n]{5,80})['"`\u2019\u201d](?!\w)""")

@@ -33,6 +33,7 @@ from .structured import (
     nested_metadata,
     table_metadata,
 )
+from .text_records import records_metadata
 from .tools import Tool
 from .worked import answer_start, example_turns, reply_start, reply_starts, retry_start, shape_of
 
@@ -152,7 +153,8 @@ def _metadata(context: Any) -> dict[str, Any]:
         meta["length"] = len(context)
         meta["lines"] = context.count("\n") + 1
         meta["preview"] = context[:PREVIEW_CHARS]
-        return {**meta, **(table_metadata(context) or json_metadata(context) or {})}
+        parsed = table_metadata(context) or json_metadata(context) or records_metadata(context)
+        return {**meta, **(parsed or {})}
     if isinstance(context, Mapping):
         keys = list(itertools.islice(context.keys(), ITEM_LENGTHS_SHOWN))
         meta["items"] = len(context)
@@ -243,7 +245,7 @@ def describe_context(meta: Mapping[str, Any]) -> str:
     """The metadata as a few lines for the root's first turn."""
     if meta.get("shape") in ("frame", "array") and "dims" in meta:
         return _describe_array(meta)
-    if "dims" in meta or "frames" in meta or "files" in meta or meta.get("format") == "json":
+    if any(k in meta for k in ("dims", "frames", "files", "records")) or meta.get("format") == "json":
         text = describe_structured(meta)
         if text is not None and "parsed_keys" in meta:  # JSON that is no table: its start too
             return f"{text}\nIt begins: {meta['preview']!r}"

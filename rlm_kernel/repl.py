@@ -31,6 +31,7 @@ __all__ = [
     "cut_note",
     "compact_traceback",
     "key_error_hint",
+    "no_match_hint",
     "step_filename",
 ]
 
@@ -223,6 +224,47 @@ def compact_traceback(
 
 
 HINT_FRAMES = 6  # DataFrames a hint names the columns of
+HINT_LINES = 3  # lines of a text a hint shows
+
+
+_SEARCHED = re.compile(r"""\bre\.(search|match|fullmatch)\(\s*r?(['"])(.+?)\2\s*,\s*([A-Za-z_]\w*)\s*[,)]""")
+
+
+def _failing_line(exc: BaseException) -> str:
+    """The line of the step's own code that raised ``exc``."""
+    tb, line = exc.__traceback__, ""
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename.startswith("<rlm-step"):
+            line = linecache.getline(code.co_filename, tb.tb_lineno)
+        tb = tb.tb_next
+    return line
+
+
+def no_match_hint(exc: BaseException, namespace: Mapping[str, Any]) -> str:
+    """For ``re.search(pattern, text).group(1)`` that found nothing (``'NoneType' object has no
+    attribute 'group'``): the lines of ``text`` that hold the pattern's words in any case, which
+    a user would print next to see how the text writes it. A small model otherwise runs the
+    pattern it copied from an example (``Total: ``) again on text that writes ``TOTAL``."""
+    if not isinstance(exc, AttributeError) or "'NoneType' object has no attribute 'group" not in str(exc):
+        return ""
+    found = _SEARCHED.search(_failing_line(exc))
+    text = namespace.get(found[4]) if found else None
+    if not found or not isinstance(text, str):
+        return ""
+    words = re.findall(r"[^\W\d_]{3,}", re.sub(r"\\[A-Za-z]", " ", found[3]))
+    if not words:
+        return ""
+    said = ", ".join(map(repr, words))
+    held = [line.strip() for line in text.splitlines() if any(w.lower() in line.lower() for w in words)]
+    shown = "; ".join(repr(line[:120]) for line in held[:HINT_LINES])
+    where = (
+        f"Lines of {found[4]} with {said} in any case: {shown}."
+        if held
+        else (f"No line of {found[4]} holds {said}, in any case.")
+    )
+    call = found[0][:-1].rstrip() + ")"  # as the step wrote it
+    return f"Hint: {call} found no match and gave None. {where}\n"
 
 
 def _raised_by(exc: BaseException, package: str) -> bool:

@@ -17,7 +17,10 @@ rows without names         ``df = pd.DataFrame(context)`` (tuples of one length;
 records with nested fields ``df = pd.json_normalize(context)`` (a dict's records under its
                            keys, or the longest list of records inside it), and a table of
                            each list of records in a field, one row per item
-a dict of files            none: their paths and sizes
+a dict of files            ``df = pd.DataFrame({"path": list(context), "text": list(context.values())})``,
+                           with their paths and sizes and the first file's start
+text made of records       ``df = pd.DataFrame({"text": re.split(<where a record starts>, context.strip())})``
+                           (a git log, a mailbox, subtitles: :mod:`.text_records`)
 a dict of DataFrames       none: each one's shape, dtypes and first rows
 =========================  ==============================================================
 
@@ -38,6 +41,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .text_records import files_load, first_file
+
 __all__ = [
     "LOADS",
     "ROW_LOADS",
@@ -54,7 +59,7 @@ __all__ = [
 
 SAMPLE_ROWS = 2000  # rows a DataFrame is built from to read its dtypes and first rows
 FULL_PARSE_CHARS = 5_000_000  # CSV text up to this size is parsed whole, to count its rows
-FILES_SHOWN = 40
+FILES_SHOWN = 12
 FRAMES_SHOWN = 8
 COLUMNS_SHOWN = 30
 ROWS_SHOWN = 3
@@ -487,7 +492,10 @@ def files_metadata(context: Any) -> dict[str, Any] | None:
         return None
     shown = itertools.islice(context.items(), FILES_SHOWN)
     files = [[k[:200], len(v), v.count("\n") + (not v.endswith("\n")) if v else 0] for k, v in shown]
-    return {"files": files, "chars": sum(len(v) for v in context.values())}
+    meta: dict[str, Any] = {"files": files, "chars": sum(len(v) for v in context.values())}
+    if _pandas() is not None and (first := first_file(context)) is not None:
+        meta.update(first=list(first), load=files_load())
+    return meta
 
 
 def frames_metadata(context: Any) -> dict[str, Any] | None:
@@ -596,14 +604,9 @@ def describe_structured(meta: Mapping[str, Any]) -> str | None:
         lines += _more(meta["items"], len(meta["frames"]))
         return "\n".join(lines)
     if "files" in meta:
-        lines = [
-            f"The variable `context` holds a dict of {meta['items']:,} files: path -> text, "
-            f"{meta['chars']:,} characters in all. Read one with context[path]. Paths and sizes:"
-        ]
-        for path, size, n in meta["files"]:
-            lines.append(f"{path} ({_count(size, 'character')}, {_count(n, 'line')})")
-        lines += _more(meta["items"], len(meta["files"]))
-        return "\n".join(lines)
+        return _describe_files(meta)
+    if "records" in meta:
+        return _describe_records(meta)
     if "load" not in meta:
         return None
     # The lines that load it come last, just before the question: a reply begun with them
@@ -614,6 +617,26 @@ def describe_structured(meta: Mapping[str, Any]) -> str | None:
     elif meta.get("parsed_keys"):
         lines.append(f"First keys of data: {meta['parsed_keys']}")
     return "\n".join([*lines, *_items_lines(meta), "Load it with:", meta["load"]])
+
+
+def _describe_files(meta: Mapping[str, Any]) -> str:
+    lines = [
+        f"The variable `context` holds a dict of {meta['items']:,} files: path -> text, "
+        f"{meta['chars']:,} characters in all. Read one with context[path]. Paths and sizes:"
+    ]
+    for path, size, n in meta["files"]:
+        lines.append(f"{path} ({_count(size, 'character')}, {_count(n, 'line')})")
+    lines += _more(meta["items"], len(meta["files"]))
+    if "load" in meta:  # how one reads, and the lines that make them rows
+        path, text = meta["first"]
+        lines += [f"The first file, {path}:", text, "Load them as rows with:", meta["load"]]
+    return "\n".join(lines)
+
+
+def _describe_records(meta: Mapping[str, Any]) -> str:
+    said = f"{_count(meta['records'], 'record')}, each starting {meta['starts']}"
+    lines = [f"The variable `context` holds {_what(meta)}: {said}. It begins:", meta["sample"]]
+    return "\n".join([*lines, "Load them as rows with:", meta["load"]])
 
 
 def _items_lines(meta: Mapping[str, Any]) -> list[str]:

@@ -228,6 +228,42 @@ _ROWS_EXAMPLES = [
         'n = sum(1 for r in rows if str(r["opened"]).startswith("2021-05"))\nprint(n)',
     ),
 ]
+# Records of text (a dict of files, a log of reports) as rows of ``df["text"]``: each value read
+# with the pattern its lines call for, as the first record shown says they are written.
+_RECORD_EXAMPLES = [
+    (
+        "How many reports mention rain?",
+        'n = int(df["text"].str.contains("rain", case=False).sum())\nprint(n)',
+    ),
+    (
+        "What is the total revenue of the shops in Graz, to the cent?",
+        'graz = df[df["text"].str.contains("(Graz)", regex=False)]\n'
+        'revenue = graz["text"].str.extract(r"Revenue: ([\\d.]+)")[0].astype(float)\n'
+        "n = round(float(revenue.sum()), 2)\nprint(n)",
+    ),
+    (
+        "Which shop counted the most visitors in one report?",
+        'df["visitors"] = df["text"].str.extract(r"Visitors: (\\d+)")[0].astype(float)\n'
+        'df["shop"] = df["text"].str.extract(r" - (.+) \\(")[0]\n'
+        'n = df.loc[df["visitors"].idxmax(), "shop"]\nprint(n)',
+    ),
+    (
+        "How many reports from May 2021 counted more than 300 visitors?",
+        'df["visitors"] = df["text"].str.extract(r"Visitors: (\\d+)")[0].astype(float)\n'
+        'may = df["text"].str.contains("Date: 2021-05")\n'
+        'n = int((may & (df["visitors"] > 300)).sum())\nprint(n)',
+    ),
+]
+_RECORD_LOOKUP = (
+    "On which date was report 1077 written?",
+    'text = df.loc[df["text"].str.contains("Report 1077 "), "text"].iloc[0]\n'
+    'n = re.search(r"Date: (\\S+)", text).group(1)\nprint(n)',
+)
+_FILE_LOOKUP = (
+    "On which date was the report in reports/lyon/1077.txt written?",
+    'text = context["reports/lyon/1077.txt"]\nn = re.search(r"Date: (\\S+)", text).group(1)\nprint(n)',
+)
+_NOTES = ["rain all day", "new window display", "staff training", "quiet morning", "street market outside"]
 _ARRAY_EXAMPLES = [
     ("How many readings are above 20?", "n = int((context > 20).sum())\nprint(n)"),
     ("At which position is the highest reading?", "n = int(context.argmax())\nprint(n)"),
@@ -288,6 +324,16 @@ _LABELLED = re.compile(
     r"|how many\b.*\b(?:are|is|were|was)\s+(?:about|on the subject of|related to|concerning)\b",
     re.IGNORECASE,
 )
+# A path, a file name or an identifier of the question (``src/styles/theme.css``): no word of it
+# says how the question counts.
+_NAMED = re.compile(r"\S*\w[/._\\]\w\S*")
+
+
+def _labelled(question: str | None) -> bool:
+    """Whether a question counts items by a label the data does not show."""
+    return bool(question and _LABELLED.search(_NAMED.sub(" ", question)))
+
+
 # A question in two hops: it asks about a thing named only through another one ("the ferry of
 # booking 7734", "the town of the courier who ...").
 _TWO_HOP = re.compile(
@@ -342,6 +388,8 @@ def _context(shape: str) -> Any:
         return np.array([round(12 + (i * 37 % 101) / 7.3, 1) for i in range(3000)])
     if shape in ("hops-text", "hops-lines", "hops-documents"):
         return _hops(shape.removeprefix("hops-"))
+    if shape in ("files", "records"):
+        return _reports(shape)
     sentences = _sentences(700, 391)
     return "\n".join(sentences) if shape == "lines" else " ".join(sentences)
 
@@ -408,6 +456,19 @@ def _nested(shape: str) -> Any:
     return json.dumps(shops) if shape == "nested-json" else shops
 
 
+def _reports(shape: str) -> Any:
+    """The shops' daily reports: a dict of files by city and number, or a text of them."""
+    reports = {}
+    for i, row in enumerate(_context("table")[:300]):
+        number = 1001 + i
+        reports[f"reports/{row['city'].lower()}/{number}.txt"] = (
+            f"Report {number} - {_NAMES[i % 11]} {row['kind'].title()} ({row['city']})\n"
+            f"Date: {row['opened']}\nVisitors: {150 + i * 37 % 400}\n"
+            f"Revenue: {row['revenue']:.2f} EUR\nNote: {_NOTES[i * 3 % 5]}"
+        )
+    return reports if shape == "files" else "\n\n".join(reports.values())
+
+
 def _hops(shape: str) -> Any:
     """Filler, bookings that each name a ferry, and far from them, where each ferry leaves."""
     facts = [f"Booking {n} is for the ferry to {place}." for n, place, _ in _HOPS]
@@ -469,9 +530,9 @@ def _table_turns(shape: str, question: str, code: str) -> list[Message]:
     return [_user(shape, question), _code(code), _output(1, str(namespace["n"])), _code(_ANSWER)]
 
 
-def _by_question(shape: str, question: str | None) -> list[Message] | None:
-    """The examples of counting and lookup over rows, lines or frames, the closest to the
-    question last; None for a shape that has none."""
+def _examples(shape: str) -> tuple[str, str, list[tuple[str, str]]] | None:
+    """For a shape with examples by question: the made-up context's shape, the lines that load
+    it and the examples (question, code); None for a shape that has none."""
     if shape == "frames":
         context_shape, load, examples = "frames", _frames_load(_context("frames")), _FRAMES_EXAMPLES
     elif shape in ("frame", "array"):
@@ -494,8 +555,20 @@ def _by_question(shape: str, question: str | None) -> list[Message] | None:
         context_shape, load = shape, _load(shape)
     elif shape == "count-lines":
         context_shape, load, examples = "messages", _LINES_LOAD, _LINES_EXAMPLES
+    elif shape in ("files", "records"):
+        lookup = _FILE_LOOKUP if shape == "files" else _RECORD_LOOKUP
+        context_shape, load, examples = shape, _load(shape), [*_RECORD_EXAMPLES, lookup]
     else:
         return None
+    return context_shape, load, examples
+
+
+def _by_question(shape: str, question: str | None) -> list[Message] | None:
+    """The examples of counting and lookup over rows, lines, frames or records, the closest to
+    the question last; None for a shape that has none."""
+    if (found := _examples(shape)) is None:
+        return None
+    context_shape, load, examples = found
     turns: list[Message] = []
     for question_, code in _closest_last(examples, question):
         turns += _table_turns(context_shape, question_, f"{load}\n{code}" if load else code)
@@ -581,6 +654,8 @@ def _has_pandas() -> bool:
 
 def _example_shape(meta: Mapping[str, Any], question: str | None) -> str:
     shape = meta.get("shape", "text")
+    if ("files" in meta or "records" in meta) and "load" in meta:  # records of text, as rows
+        return "messages" if _labelled(question) else "files" if "files" in meta else "records"
     if meta.get("by_columns") or meta.get("by_rows"):
         return "columns" if meta.get("by_columns") else "tuples"
     if "nested" in meta:  # records with nested fields, in the form they come in
@@ -593,7 +668,7 @@ def _example_shape(meta: Mapping[str, Any], question: str | None) -> str:
         kind = _rows_kind(meta)
         pandas = "pd." in meta["load"] if "load" in meta else _has_pandas()
         return kind if pandas else f"rows-{kind}"
-    if shape in ("lines", "text", "documents") and question and _LABELLED.search(question):
+    if shape in ("lines", "text", "documents") and _labelled(question):
         return "messages"  # a question that counts items by a label the data does not show
     if shape == "lines" and question and _COUNTING.search(question):
         return "count-lines"  # counted in code over the lines, not read off a search's matches
@@ -613,8 +688,8 @@ def reply_start(meta: Mapping[str, Any], question: str | None = None) -> tuple[s
     for mark, closing in (("# Two steps: find", None), ('search("', '")'), ("classify(items,", None)):
         if mark in first:  # under a plan of two hops, the plan is the model's own to write
             return first[: first.index(mark) + len(mark)], closing
-    if meta.get("load") and (meta.get("shape") in ("frames", "table") or "dims" in meta):
-        return f"```repl\n{meta['load']}\n", None  # rows and frames: the lines that load them
+    if meta.get("load") and (meta.get("shape") in ("frames", "table") or any(k in meta for k in _LOADED)):
+        return f"```repl\n{meta['load']}\n", None  # rows, frames, records: the lines that load them
     if first.startswith(f"```repl\n{_LINES_LOAD}\n"):  # lines: the lines that read them
         return f"```repl\n{_LINES_LOAD}\n", None
     for mark in ("\ndf = ", "\nrows = "):  # rows: the lines that load them, as the description gave
@@ -637,6 +712,7 @@ def reply_starts(meta: Mapping[str, Any], question: str | None = None) -> dict[i
     return starts
 
 
+_LOADED = ("dims", "files", "records")
 _STEP_LINE = re.compile(r'File "<rlm-step-\d+(?:-[0-9a-f]+)?>", line (\d+)')
 
 
@@ -771,6 +847,8 @@ def example_turns(meta: Mapping[str, Any], question: str | None = None) -> list[
         "frames",
         "array",
         "count-lines",
+        "files",
+        "records",
         "columns",
         "tuples",
         *LOADS,

@@ -23,7 +23,7 @@ from contextvars import ContextVar
 from typing import Any, TextIO
 
 from ..protocol import FinalDirective, resolve_final
-from ..repl import Scaffold, compact_traceback, key_error_hint, register_source, step_filename
+from ..repl import Scaffold, compact_traceback, key_error_hint, no_match_hint, register_source, step_filename
 from ..runtime import StepInterrupted, StopSignal, Watchdog, default_runtime
 from .base import ExecResult, StepOutcome
 
@@ -110,7 +110,7 @@ def run_code(code: str, namespace: MutableMapping[str, Any], filename: str) -> t
     except KeyboardInterrupt:  # Ctrl-C: the driver's to handle
         raise
     except BaseException as exc:  # noqa: BLE001 - the REPL's code may raise anything (SystemExit, CancelledError, its own): the root sees it as the step's error
-        return None, compact_traceback(exc) + key_error_hint(exc, namespace)
+        return None, compact_traceback(exc) + key_error_hint(exc, namespace) + no_match_hint(exc, namespace)
     return None, None
 
 

@@ -165,6 +165,8 @@ def test_the_note_quotes_the_answer_and_says_what_to_do():
         ("Which rows mention the ferry?", "[]", ["[]"]),
         ("What is the mean price of the cafes?", "nan", ["nan"]),
         ("What is the capital of Norrland?", "Not found in the context.", ["No match for 'norrland'."]),
+        ("Who speaks the most words in the transcript?", "0", ["0"]),  # no name is 0
+        ("Which author made the most commits? Give the name.", "0", ["0"]),
     ],
 )
 def test_an_answer_of_nothing_found_is_sent_back_to_look_again(question, answer, outputs):
@@ -175,6 +177,7 @@ def test_an_answer_of_nothing_found_is_sent_back_to_look_again(question, answer,
 def test_a_zero_that_is_not_a_count_is_not_nothing_found():
     assert unsupported("What is the lowest temperature, in degrees?", "0", ["min: 0"]) is None
     assert unsupported("How many shops are closed?", "10", ["10"]) is None
+    assert unsupported("At which position is the highest reading?", "0", ["0"]) is None
 
 
 def test_an_answer_the_code_computed_is_held_only_to_the_quantity_and_echo_rules():

@@ -190,7 +190,13 @@ def test_a_dict_of_files_is_shown_as_paths_and_sizes() -> None:
         lines[1] == "pkg/mod_0.py (6 characters, 1 line)"
         and lines[3] == "pkg/mod_2.py (18 characters, 3 lines)"
     )
-    assert lines[-1] == "... and 11 more: list(context) names them all."
+    assert lines[13] == "... and 39 more: list(context) names them all."
+    assert lines[14:17] == ["The first file, pkg/mod_0.py:", "x = 1", "Load them as rows with:"]
+    namespace = {"context": files}
+    exec(context_metadata(files)["load"], namespace)  # the lines the description gives, as given
+    df = namespace["df"]
+    assert list(df.columns) == ["path", "text"] and len(df) == 51
+    assert df.loc[df["path"] == "README.md", "text"].item() == "# mill\n"
 
 
 def test_a_dict_of_dataframes_shows_each_frame() -> None:

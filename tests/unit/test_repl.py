@@ -80,6 +80,23 @@ def test_a_column_no_frame_has_is_told_with_the_columns_there_are_and_pandas_own
     assert "KeyError: 'k'" in error and "During handling" in error and "Hint" not in error
 
 
+def test_a_pattern_that_matched_nothing_is_told_with_the_lines_that_hold_its_words():
+    ex = LocalExecutor()
+    ex.run('import re\ntext = "HOMEBASE DIY\\nITEMS 4    TOTAL   £62.49\\nCASH  £62.49"', step=1)
+    error = ex.run('n = re.search(r"Total: (\\S+)", text).group(1)', step=2).error
+    assert "AttributeError: 'NoneType' object has no attribute 'group'" in error
+    assert error.endswith(
+        'Hint: re.search(r"Total: (\\S+)", text) found no match and gave None. '
+        "Lines of text with 'Total' in any case: 'ITEMS 4    TOTAL   £62.49'.\n"
+    )
+    error = ex.run('m = re.match(r"Refund: ([0-9.]+)", text)\nn = m.group(1)', step=3).error
+    assert "Hint" not in error  # the match was made on another line: not told where
+    error = ex.run('n = re.search(r"Refund (\\d+)", text).group(1)', step=4).error
+    assert "No line of text holds 'Refund', in any case." in error
+    error = ex.run("n = None.group(1)", step=5).error
+    assert "Hint" not in error
+
+
 def test_syntax_error_is_reported_as_text():
     result = LocalExecutor().run("def (", step=1)
     assert "SyntaxError" in result.error
