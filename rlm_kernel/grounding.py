@@ -13,7 +13,8 @@ for one its code computed):
 
 1. The question asks for a quantity (how many, how much, number of, count, total, sum, average,
    mean) and the answer has no number, in digits or words: "the question asks for a quantity and
-   the answer has no number".
+   the answer has no number"; or it is several lines, a printed table or list: "... is a printed
+   table or list of lines, not one value".
 2. The answer's words and numbers are all the question's (an echo), and the question offers no
    choice ("X or Y?", "between", "which of A and B?"): "it only repeats words of the question".
 3. The answer is not in the outputs. With numbers that are not the question's: not all of them
@@ -35,7 +36,9 @@ for one its code computed):
    warning. This holds for computed answers too.
 
 7. The question names a value the code never used: a quoted name or phrase ('Lena Hoffmann',
-   "Seasonality", `load_refunds_v2`), a year, or a month of a year ("March 2024": its name or
+   "Seasonality", `load_refunds_v2`), a proper name of two capitalised words or more after the
+   question's first word (Grant Whitaker, City Council; used whole or by its longest word of five
+   letters or more), a year, or a month of a year ("March 2024": its name or
    number) that the run's code does not hold (case aside; a phrase counts as used when its
    longest word is): "the code never used ...". Code that answers a question about one
    account, title or month and never names it has answered another question. Checked only for
@@ -172,6 +175,8 @@ def unsupported(
     if code is not None and not written and (unused := _unused(question, code, text)):
         return f"the code never used {unused}, which the question names"
     quantity = _asks_quantity(question)
+    if quantity and "\n" in text:
+        return TABLE
     why, numbers, own = _read_answer(question, text, quantity)
     if why is not None or _YES_NO.match(text):
         return why
@@ -180,6 +185,7 @@ def unsupported(
     return _not_printed(question, text, outputs, quantity, numbers, own)
 
 
+TABLE = "the question asks for a quantity and the answer is a printed table or list of lines, not one value"
 FOUND_NOTHING = (
     "the code found nothing (a count of 0, or an empty value); a filter that matches no item often "
     "writes a value otherwise than the data does, so print the values it compares"
@@ -220,6 +226,9 @@ def _names(question: str) -> list[str]:
 
 
 _FORMAT = re.compile(r"[YMDhms\W_]+|\*.*")  # YYYY-MM-DD, *args: how a value is written, not one
+# A proper name of two words or more, each capitalised (``Grant Whitaker``, ``City Council``), not
+# the question's first word
+_PROPER = re.compile(r"(?<=[\w,;:(] )[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
 
 
 def _unused(question: str, code: str, answer: str) -> str | None:
@@ -231,7 +240,10 @@ def _unused(question: str, code: str, answer: str) -> str | None:
     names = _names(question)
     if any(n.lower() in answer.lower() for n in names):
         names = []  # the same: one of the question's names
-    named = [(repr(p), p, 1) for p in phrases] + [(n, n, 5) for n in names]
+    proper = _PROPER.findall(question)
+    if any(p.lower() in answer.lower() for p in proper):
+        proper = []  # the same: one of the question's names
+    named = [(repr(p), p, 1) for p in phrases] + [(n, n, 5) for n in names] + [(p, p, 5) for p in proper]
     for shown, value, shortest in named:  # used whole, or by its longest word
         longest = max(re.findall(r"\w+", value.lower()), key=len, default="")
         if value.lower() not in low and not (len(longest) >= shortest and _bounded(longest, low)):

@@ -9,6 +9,7 @@ import pytest
 
 from rlm_kernel.grounding import (
     FOUND_NOTHING,
+    TABLE,
     send_back_note,
     unsupported,
     verdict,
@@ -300,3 +301,29 @@ def test_the_most_of_anything_or_a_whole_passage_read_off_search_hits_is_no_answ
     assert unsupported(most, "src/hooks/useCart.ts", [LOG], written=False, code="n = s.idxmax()") is None
     assert unsupported("Who is the author of that commit?", "Kwame Mensah", [LOG], written=True) is None
     assert unsupported("What does line 470 say?", "40 7 src/hooks/useCart.ts", [LOG], written=True) is None
+
+
+def test_a_proper_name_the_code_never_used_makes_a_computed_answer_unsupported():
+    code = 'df = pd.DataFrame(context)\nn = df.loc[df["precinct"] == "0503", "votes"].sum()\nprint(n)'
+    question = "Report the Election Day votes for Grant Whitaker in precinct 0503."
+    why = unsupported(question, "5402", ["5402"], written=False, code=code)
+    assert why == "the code never used Election Day, which the question names"
+    used = code.replace(
+        '== "0503"', '== "0503") & (df["choice"] == "Grant Whitaker") & (df["method"] == "Election Day"'
+    )
+    assert unsupported(question, "228", ["228"], written=False, code=used) is None
+    # by its longest word; the question's first words are no name (a capital starts a sentence)
+    assert (
+        unsupported("Sum the votes of Grant Whitaker.", "12", ["12"], written=False, code="w = 'whitaker'")
+        is None
+    )
+    assert unsupported("Total Votes: how many?", "12", ["12"], written=False, code="n = 12") is None
+    # a name the answer gives is a choice among the question's names
+    choice = "Which got more votes, Grant Whitaker or Maria Santoro?"
+    assert unsupported(choice, "Maria Santoro", ["Maria Santoro"], written=False, code="n = 1") is None
+
+
+def test_a_printed_table_given_for_a_quantity_is_unsupported():
+    table = "          votes\nprecinct       \n0101        10\n0102        10"
+    assert unsupported("Count the precincts where Yes won.", table, [table], written=False) == TABLE
+    assert unsupported("Which precincts did Yes win?", "0101\n0102", ["0101\n0102"], written=False) is None
