@@ -482,7 +482,8 @@ _FILE_NAME = re.compile(r"[^\n]*(?:/|\\)[^\n]*|[^\n/\\]+\.\w{1,8}")
 
 
 def files_metadata(context: Any) -> dict[str, Any] | None:
-    """For a dict of files (paths to text): each path with its size, the first ``FILES_SHOWN``."""
+    """For a dict of files (paths to text): each path with its size, the first ``FILES_SHOWN``;
+    with pandas, the first file's start and the lines that load the files as rows."""
     if not isinstance(context, Mapping) or not context:
         return None
     sample = list(itertools.islice(context.items(), 200))
