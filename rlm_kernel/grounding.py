@@ -127,7 +127,7 @@ _CHOICE = re.compile(
 _YES_NO = re.compile(r"(?:yes|no|true|false)\b", re.IGNORECASE)
 _NOTHING = re.compile(
     r"\b(?:not (?:found|mentioned|given|stated|available|in the (?:context|text|data))|no (?:match|such)"
-    r"|unknown|cannot be determined|can't be determined|n/a)\b",
+    r"|unknown|cannot be determined|can't be determined|n/a)\b|^no\b[^.\n]{0,60}\bfound\b",
     re.IGNORECASE,
 )
 _HEADER = re.compile(r"search\(.*\): (?:[\d,]+ passages match|1 passage matches)")

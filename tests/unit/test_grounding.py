@@ -167,6 +167,8 @@ def test_the_note_quotes_the_answer_and_says_what_to_do():
         ("What is the mean price of the cafes?", "nan", ["nan"]),
         ("What is the capital of Norrland?", "Not found in the context.", ["No match for 'norrland'."]),
         ("Who speaks the most words in the transcript?", "0", ["0"]),  # no name is 0
+        ("Which recipe tagged 'dinner' takes longest?", "No recipes tagged 'dinner' found.", ["x"]),
+        ("Who had the highest result?", "No results found", ["No results found"]),
         ("Which author made the most commits? Give the name.", "0", ["0"]),
     ],
 )
