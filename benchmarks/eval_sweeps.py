@@ -234,6 +234,27 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
         ["--tasks", "sniah,records", "--lengths", "8k,32k", "-n", "10", "--methods", "rlm", "--model-name",
          "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--votes", "1"],
     ),
+    "holdout-6-0.5b-one-root": (
+        "Four kinds of data held out from the sixth change of the small profile (see "
+        "holdout-2026-12f/README.md), test split, with the bundled 0.5B model and one root: measured once "
+        "after it",
+        ["--tasks", "elections,recipes,genealogy,labs", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1"],
+    ),
+    "holdout-6-1.5b-one-root": (
+        "holdout-6-0.5b-one-root with the bundled 1.5B model as root and sub-model, the first three tasks "
+        "of each family (for time): the default model's choice",
+        ["--tasks", "elections,recipes,genealogy,labs", "--lengths", "8k", "-n", "3", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1"],
+    ),
+    "regress-5-0.5b": (
+        "regress-0.5b again after the sixth change of the small profile (records of text and files as "
+        "rows, the no-match hint, a 0 for a name)",
+        ["--tasks", "sniah,records", "--lengths", "8k,32k", "-n", "10", "--methods", "rlm", "--model-name",
+         "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--votes", "1"],
+    ),
 }  # fmt: skip
 
 
