@@ -1,12 +1,12 @@
-"""Text made of records (a git log, a mailbox, subtitles, chess games), and a dict of files, as rows
-of a pandas DataFrame with a column ``text``.
+"""Text made of records (a git log, a mailbox, subtitles, BibTeX), and a dict of files, as rows of
+a pandas DataFrame with a column ``text``.
 
 A small model asked to count the commits of a git log that touch a path searches for the
 question's words and reads a count off the matches. Shown the records as rows, it writes the
 pandas it knows: ``df["text"].str.contains(...)``, ``df["text"].str.extract(...)``. A record starts
 after a blank line, where blank lines cut the text into blocks of a like form (subtitles' cues), or at
 a line that begins with the same word after a blank line again and again (``commit``, ``From``,
-``[Event``). Prose, a log of one line per entry, source code and tables are not records.
+``[[package]]``). Prose, a log of one line per entry, source code and tables are not records.
 """
 
 from __future__ import annotations
@@ -61,8 +61,8 @@ def _first_word(text: str) -> str | None:
         if not line.strip() or line[0].isspace():
             continue
         word = line.split(None, 1)[0]
-        if not re.search(r"[^\W_]", word) or word in _CODE:  # rules between documents; code
-            continue
+        if not re.search(r"[^\W_]", word) or word in _CODE or re.search(r"[\"\\]", word):
+            continue  # a rule between documents, code, or what the load's r"..." cannot hold
         anywhere[word] += 1
         first_at.setdefault(word, i)
         if i == 0 or not lines[i - 1].strip():

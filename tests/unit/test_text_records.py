@@ -89,6 +89,16 @@ def test_prose_a_log_of_lines_code_and_tables_are_not_records(text: str) -> None
     assert records_metadata(text) is None
 
 
+def test_the_load_lines_run_whatever_word_starts_the_records() -> None:
+    for word in ("[[package]]", "@article{", "From", "*** Entry"):
+        text = "\n\n".join(f"{word} {i}\nname = n{i}\nsize = {i}" for i in range(12))
+        meta = records_metadata(text)
+        assert meta is not None and len(_load(meta, text)) == 12, word
+    quoted = "\n\n".join(f'"id": {i},\n\n    "x": {i}\n    "y": {i}' for i in range(12))  # not in r"..."
+    meta = records_metadata(quoted)
+    assert meta is None or len(_load(meta, quoted)) == 12
+
+
 def test_the_description_shows_the_first_records_and_ends_with_the_lines_that_load_them() -> None:
     log = _git_log()
     text = describe_context(context_metadata(log))
