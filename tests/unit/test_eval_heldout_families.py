@@ -21,10 +21,11 @@ import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
 from datetime import date, datetime
-from functools import cache
 
 import pandas as pd
 import pytest
+from heldout_tasks import SIZE
+from heldout_tasks import tasks as _tasks
 
 from rlm_kernel.eval.scoring import score
 from rlm_kernel.eval.tasks import TaskRef, as_text, family_names, generate
@@ -35,13 +36,6 @@ FOURTH = ("mailbox", "gitlog", "sqldump", "lockfile")  # their answers: test_eva
 FIFTH = ("invoices", "fixtures", "subtitles", "tracker")  # their answers: test_eval_heldout_families_e.py
 SIXTH = ("elections", "recipes", "genealogy", "labs")  # their answers: test_eval_heldout_families_f.py
 HELD_OUT = SECOND + THIRD + FOURTH + FIFTH + SIXTH
-SIZE = 8192  # tokens, the harness's default length: about 32,000 characters
-N = 12  # tasks per family and split in the checks below: every kind, three times
-
-
-@cache
-def _tasks(family: str, split: str, n: int = N, length: int = SIZE) -> tuple:
-    return tuple(generate(TaskRef(family, split, length, i)) for i in range(n))
 
 
 def _wrong(answer: object) -> str:

@@ -18,20 +18,14 @@ import sqlite3
 from collections import Counter
 from datetime import date, datetime
 from email.utils import parseaddr, parsedate_to_datetime
-from functools import cache
 
 import pytest
+from heldout_tasks import SIZE
+from heldout_tasks import tasks as _tasks
 
 from rlm_kernel.eval.tasks import TaskRef, generate
 
 FOURTH = ("mailbox", "gitlog", "sqldump", "lockfile")
-SIZE = 8192  # tokens: about 32,000 characters
-N = 12  # tasks per family and split: every kind, three times
-
-
-@cache
-def _tasks(family: str, split: str, n: int = N, length: int = SIZE) -> tuple:
-    return tuple(generate(TaskRef(family, split, length, i)) for i in range(n))
 
 
 _CONTAINERS = {

@@ -18,21 +18,15 @@ import io
 import re
 from collections import Counter, defaultdict
 from datetime import date, datetime
-from functools import cache
 
 import pandas as pd
 import pytest
+from heldout_tasks import SIZE, N
+from heldout_tasks import tasks as _tasks
 
 from rlm_kernel.eval.tasks import TaskRef, as_text, generate
 
 SIXTH = ("elections", "recipes", "genealogy", "labs")
-SIZE = 8192  # tokens: about 32,000 characters
-N = 12  # tasks per family and split: every kind at least twice
-
-
-@cache
-def _tasks(family: str, split: str, n: int = N, length: int = SIZE) -> tuple:
-    return tuple(generate(TaskRef(family, split, length, i)) for i in range(n))
 
 
 _CONTAINERS = {
