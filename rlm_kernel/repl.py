@@ -261,7 +261,7 @@ def no_match_hint(exc: BaseException, namespace: Mapping[str, Any]) -> str:
     where = (
         f"Lines of {found[4]} with {said} in any case: {shown}."
         if held
-        else (f"No line of {found[4]} holds {said}, in any case.")
+        else f"No line of {found[4]} holds {said}, in any case."
     )
     call = found[0][:-1].rstrip() + ")"  # as the step wrote it
     return f"Hint: {call} found no match and gave None. {where}\n"

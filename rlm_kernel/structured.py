@@ -41,7 +41,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .text_records import files_load, first_file
+from .text_records import files_load, first_file, has_pandas
 
 __all__ = [
     "LOADS",
@@ -494,7 +494,7 @@ def files_metadata(context: Any) -> dict[str, Any] | None:
     shown = itertools.islice(context.items(), FILES_SHOWN)
     files = [[k[:200], len(v), v.count("\n") + (not v.endswith("\n")) if v else 0] for k, v in shown]
     meta: dict[str, Any] = {"files": files, "chars": sum(len(v) for v in context.values())}
-    if _pandas() is not None and (first := first_file(context)) is not None:
+    if has_pandas() and (first := first_file(context)) is not None:
         meta.update(first=list(first), load=files_load())
     return meta
 

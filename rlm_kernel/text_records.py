@@ -11,13 +11,14 @@ a line that begins with the same word after a blank line again and again (``comm
 
 from __future__ import annotations
 
+import importlib.util
 import keyword
 import re
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["records_metadata", "files_load", "first_file", "sample_of"]
+__all__ = ["records_metadata", "files_load", "first_file", "has_pandas", "sample_of"]
 
 MIN_RECORDS = 5
 SCAN_CHARS = 1_000_000  # where a record starts is read off the text's beginning
@@ -75,9 +76,7 @@ def records_metadata(text: str) -> dict[str, Any] | None:
     """For text made of records: ``records`` (how many), ``starts`` (where each one starts, in
     words), ``sample`` (the first ones) and ``load``, the lines that make them the rows of ``df``.
     None for other text, or without pandas."""
-    try:
-        import pandas  # noqa: F401
-    except ImportError:
+    if not has_pandas():
         return None
     head = text[:SCAN_CHARS]
     lines = head.count("\n") + 1
@@ -97,6 +96,11 @@ def records_metadata(text: str) -> dict[str, Any] | None:
         return None  # records of one line each: lines, not records
     load = f'{_HEAD}df = pd.DataFrame({{"text": re.split(r"{pattern}", context.strip())}})'
     return {"records": records, "starts": starts, "sample": sample_of(text), "load": load}
+
+
+def has_pandas() -> bool:
+    """Whether the load lines can run, without importing pandas to describe a string."""
+    return importlib.util.find_spec("pandas") is not None
 
 
 def files_load() -> str:

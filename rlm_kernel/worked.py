@@ -677,6 +677,9 @@ def _example_shape(meta: Mapping[str, Any], question: str | None) -> str:
     return shape
 
 
+_LOADED = ("dims", "files", "records")  # metadata of a context the description gives load lines for
+
+
 def reply_start(meta: Mapping[str, Any], question: str | None = None) -> tuple[str, str | None]:
     """How the root's first reply begins, for a backend that continues a reply: the worked
     example's first line of code up to what depends on the question, and, where the first call
@@ -712,7 +715,6 @@ def reply_starts(meta: Mapping[str, Any], question: str | None = None) -> dict[i
     return starts
 
 
-_LOADED = ("dims", "files", "records")
 _STEP_LINE = re.compile(r'File "<rlm-step-\d+(?:-[0-9a-f]+)?>", line (\d+)')
 
 
