@@ -10,6 +10,7 @@ kernels, processes, memory, the trajectory.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -84,6 +85,17 @@ def processes_with(marker: str) -> list[int]:
             if marker.encode() in cmdline:
                 found.append(int(entry.name))
     return found
+
+
+def command_lines(pids: list[int]) -> dict[int, str]:
+    """What each of these processes runs, for a failure's message."""
+    lines = {}
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            lines[pid] = (
+                Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
+            )
+    return lines
 
 
 # -- an ordinary user ----------------------------------------------------------------------------

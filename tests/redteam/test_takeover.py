@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from jupyter_core.paths import jupyter_runtime_dir
 from kernel_session import KernelSession, scripted_env
-from redteam import HOST_KEY, attacker, outputs, processes_with
+from redteam import HOST_KEY, attacker, command_lines, outputs, processes_with
 from scripted_server import ScriptedServer
 from waiting import wait_until
 
@@ -165,7 +165,10 @@ print("started", started)
 
 
 def test_processes_left_behind_die_with_the_run_and_see_no_later_context(server: ScriptedServer) -> None:
-    marker = str(6000 + uuid.uuid4().int % 1000)  # `sleep 6xyz`: found by its command line
+    # `sleep 6xyz.<12 digits>`: found by its command line, and by no other process's (a kernel's
+    # connection file named by a uuid can hold any four digits)
+    draw = uuid.uuid4().int
+    marker = f"{6000 + draw % 1000}.{draw // 1000 % 10**12:012d}"
     watched = Path(f"/tmp/rlm-watched-{marker}")
     try:
         first = attacker(server, LINGER.replace("{marker}", marker))
@@ -175,7 +178,9 @@ def test_processes_left_behind_die_with_the_run_and_see_no_later_context(server:
         secret = "LATER-CONTEXT-" + uuid.uuid4().hex
         second = attacker(server, "FINAL(len(context))")
         assert second.completion(secret + "x" * 300_000, "How long?").response == str(len(secret) + 300_000)
-        assert wait_until(lambda: not processes_with(marker), timeout=20), processes_with(marker)
+        assert wait_until(lambda: not processes_with(marker), timeout=20), command_lines(
+            processes_with(marker)
+        )
         assert not [p for p in watched.glob("*") if secret in p.read_text(errors="replace")]
     finally:
         for pid in processes_with(marker):
