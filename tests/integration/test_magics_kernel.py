@@ -219,3 +219,30 @@ def test_step_mode_waits_for_the_human_and_records_the_edit(
     assert kernel.of(msg_id, "display_data")[-1]["content"]["data"]["text/plain"] == "42"
     second = [r for r in server.requests if r.is_root][-1].last_user
     assert "A human edited your step 1" in second and "x = 41 + 1" in second
+
+
+def test_with_no_key_the_bundled_model_is_said_before_its_first_fetch(tmp_path) -> None:
+    """The one line that says why 491 MB are coming arrives before the fetch's own line and bar, in a
+    real kernel, whose stdout and stderr are sent on their own timers. The fetch here fails at once
+    (an empty cache, no index to reach): the line must have been sent all the same."""
+    (tmp_path / "wheels").mkdir()
+    env = {
+        "OPENAI_API_KEY": "",
+        "ANTHROPIC_API_KEY": "",
+        "RLM_MODEL": "",
+        "RLM_KERNEL_CACHE": str(tmp_path / "cache"),
+        "RLM_KERNEL_FIND_LINKS": str(tmp_path / "wheels"),
+        "PIP_INDEX_URL": "http://127.0.0.1:9/simple",
+        "PIP_FIND_LINKS": "",
+        "PIP_RETRIES": "0",
+        "PIP_TIMEOUT": "1",
+    }
+    with KernelSession("python3", env) as kernel:
+        assert kernel.execute("%load_ext rlm_kernel\ndoc = 'abc'")["status"] == "ok"
+        msg_id = kernel.start("%rlm doc How long is it?")
+        kernel.wait_idle(msg_id, timeout=60)
+        said = [m["content"]["text"] for m in kernel.of(msg_id, "stream")]
+        assert said and said[0].startswith("No API key found"), said
+        assert "Fetching qwen2.5-coder-0.5b" in "".join(said[1:]), said
+        assert "UsageError: pip could not download" in "".join(said), said  # one line, and no run
+        assert "\x1b" not in "".join(said), said  # pip's colours kept out of it
