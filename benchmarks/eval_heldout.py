@@ -54,12 +54,15 @@ def summary(name: str) -> list[str]:
 
 
 def _rows(name: str) -> dict[str, dict]:
+    """A sweep's RLM rollouts by task id, so two sweeps are compared on the tasks both ran."""
     lines = (HERE / name / "results.jsonl").read_text().splitlines()
     rows = map(json.loads, filter(None, lines))
     return {row["task_id"]: row for row in rows if row["method"].startswith("rlm")}
 
 
 def compare(pairs: list[str]) -> list[str]:
+    """A row for each sweep of each ``A:B`` pair on their shared tasks, then one for each model over
+    every pair."""
     lines = [
         "| sweep | tasks | right | silently wrong | median s | right per hour |",
         "|---|---:|---:|---:|---:|---:|",
