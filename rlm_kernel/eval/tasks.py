@@ -175,7 +175,9 @@ def _load_families() -> None:
         api,
         calendars,
         chain,
+        chess,
         configs,
+        contacts,
         documents,
         elections,
         fixtures,
@@ -184,6 +186,7 @@ def _load_families() -> None:
         gitlog,
         invoices,
         labs,
+        ledger,
         lockfile,
         logs,
         mailbox,
@@ -206,6 +209,7 @@ def _load_families() -> None:
         tracker,
         transit,
         verbatim,
+        weather,
         workbook,
     )
 
