@@ -34,11 +34,9 @@ def verdict(row: dict) -> str:
 
 
 def summary(name: str) -> list[str]:
-    rows = [json.loads(line) for line in (HERE / name / "results.jsonl").read_text().splitlines() if line]
     by_family: dict[str, list[dict]] = defaultdict(list)
-    for row in rows:
-        if row["method"].startswith("rlm"):
-            by_family[row["family"]].append(row)
+    for row in _rows(name).values():
+        by_family[row["family"]].append(row)
     lines = [
         f"## {name}",
         "",
