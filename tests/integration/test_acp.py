@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import signal
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
@@ -106,24 +107,33 @@ class Chat:
 async def agent(
     chat: Chat, tmp_path: Path, env: dict[str, str], *args: str
 ) -> AsyncIterator[tuple[Any, Path]]:
-    """The agent in a subprocess, initialized; its stderr goes to a file, returned too."""
+    """The agent in a subprocess, initialized; its stderr goes to a file, returned too. A wait
+    that times out in the body aborts the agent, whose every thread's stack (``faulthandler``)
+    is then the failure's message."""
     err = tmp_path / "agent.stderr"
     with err.open("w") as stderr:
         async with spawn_agent_process(
             chat,
             sys.executable,
+            "-X",
+            "faulthandler",
             "-m",
             "rlm_kernel.acp",
             *args,
             env={"RLM_LOG_DIR": str(tmp_path / "runs"), **env},
             transport_kwargs={"stderr": stderr},
-        ) as (conn, _process):
+        ) as (conn, process):
             init = await conn.initialize(
                 protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities()
             )
             assert init.agent_info.title == "RLM"
             assert init.agent_capabilities.prompt_capabilities.embedded_context
-            yield conn, err
+            try:
+                yield conn, err
+            except TimeoutError:
+                process.send_signal(signal.SIGABRT)
+                await process.wait()
+                pytest.fail(f"the agent did not answer in time; its threads:\n{err.read_text()[-12_000:]}")
 
 
 def keyed(server: ScriptedServer) -> dict[str, str]:
@@ -254,17 +264,18 @@ def test_cancel_ends_a_long_prompt_at_once_and_the_session_goes_on(
             await chat.wait_for(lambda: any("time.sleep" in chat.text(s) for s in chat.of(ToolCallStart)))
             started = time.monotonic()
             await conn.cancel(session_id=sid)
-            assert (await sleeping).stop_reason == "cancelled"
+            assert (await asyncio.wait_for(sleeping, 60)).stop_reason == "cancelled"
             assert time.monotonic() - started < 5
 
             hanging = ask("And now?")
             assert await asyncio.to_thread(wait_until, lambda: len(scripted_server.requests) == 2)
             started = time.monotonic()
             await conn.cancel(session_id=sid)
-            assert (await hanging).stop_reason == "cancelled"
+            assert (await asyncio.wait_for(hanging, 60)).stop_reason == "cancelled"
             assert time.monotonic() - started < 5
 
-            last = await conn.prompt(session_id=sid, prompt=[text_block("Are you there?")])
+            asked = conn.prompt(session_id=sid, prompt=[text_block("Are you there?")])
+            last = await asyncio.wait_for(asked, 60)
             assert last.stop_reason == "end_turn"
             assert [await chat.answer(n) for n in (1, 2)] == ["Stopped.", "Stopped."]
             answer, *notes = (await chat.answer(3)).split("\n\n")
