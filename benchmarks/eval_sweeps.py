@@ -255,6 +255,21 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
         ["--tasks", "sniah,records", "--lengths", "8k,32k", "-n", "10", "--methods", "rlm", "--model-name",
          "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--votes", "1"],
     ),
+    "holdout-7-0.5b-one-root": (
+        "Four kinds of data held out from the seventh change of the small profile (see "
+        "holdout-2026-12g/README.md), test split, with the bundled 0.5B model and one root: measured once "
+        "after it",
+        ["--tasks", "chess,contacts,ledger,weather", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1"],
+    ),
+    "holdout-7-1.5b-one-root": (
+        "holdout-7-0.5b-one-root with the bundled 1.5B model as root and sub-model, the first three tasks "
+        "of each family (for time): the default model's choice",
+        ["--tasks", "chess,contacts,ledger,weather", "--lengths", "8k", "-n", "3", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1"],
+    ),
 }  # fmt: skip
 
 

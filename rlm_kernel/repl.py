@@ -9,6 +9,7 @@ under those names are saved first and restored when the run ends.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import linecache
 import re
@@ -16,6 +17,7 @@ import sys
 import traceback
 import types
 from collections.abc import Callable, Mapping, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import SubcallTooLarge
@@ -30,6 +32,9 @@ __all__ = [
     "truncate",
     "cut_note",
     "compact_traceback",
+    "Filter",
+    "filter_hint",
+    "filters",
     "key_error_hint",
     "no_match_hint",
     "step_filename",
@@ -307,3 +312,98 @@ def key_error_hint(exc: BaseException, namespace: Mapping[str, Any]) -> str:
         return ""  # no column like it, and not looked up by pandas: the key was not meant for one
     shown = "; ".join(f"{name}: {', '.join(names[:24])}" for name, names in columns.items())
     return f"Hint: {said} Columns of the DataFrames: {shown}.\n"
+
+
+FILTER_HINTS = 3  # filters a step's hint speaks of
+FILTER_ROWS = 200_000  # rows of a frame whose other columns a hint looks through
+_FEW_VALUES = 12  # a column of no more distinct values than this is shown whole
+
+
+@dataclass(frozen=True)
+class Filter:
+    """``frame["column"] == "value"`` (or ``frame.column``, either side of ``==``) in a step's
+    code, with where ``frame["column"]`` and the value are written (``ast``'s line and column
+    offsets)."""
+
+    frame: str
+    column: str
+    value: str
+    column_at: tuple[int, int, int, int]
+    value_at: tuple[int, int, int, int]
+
+
+def _at(node: ast.expr) -> tuple[int, int, int, int]:
+    return node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or 0
+
+
+def filters(code: str) -> list[Filter]:
+    """The comparisons of a frame's column to a string in ``code``, in order."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    found: list[Filter] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq)):
+            continue
+        for side, other in ((node.left, node.comparators[0]), (node.comparators[0], node.left)):
+            if not (isinstance(other, ast.Constant) and isinstance(other.value, str)):
+                continue
+            if isinstance(side, ast.Subscript) and isinstance(side.value, ast.Name):
+                key = side.slice
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    found.append(Filter(side.value.id, key.value, other.value, _at(side), _at(other)))
+            elif isinstance(side, ast.Attribute) and isinstance(side.value, ast.Name):
+                found.append(Filter(side.value.id, side.attr, other.value, _at(side), _at(other)))
+    return found
+
+
+def filter_hint(code: str, namespace: Mapping[str, Any]) -> str:
+    """For a step that compared a DataFrame's column to a value none of its rows hold
+    (``df["method"] == "Measure T"``): where that value is (in another column, or written
+    otherwise in this one) or what the column holds, as a pandas user looks next with
+    ``df[column].unique()``. A small model otherwise answers the 0 or NaN an empty filter gives."""
+    pd = sys.modules.get("pandas")
+    if pd is None:
+        return ""
+    try:
+        said = _misses(
+            pd, list(dict.fromkeys((f.frame, f.column, f.value) for f in filters(code))), namespace
+        )
+    except Exception:  # noqa: BLE001 - a frame of odd values costs the hint, never the step
+        return ""
+    return "".join(f"Hint: {line}\n" for line in said)
+
+
+def _misses(pd: Any, filters: list[tuple[str, str, str]], namespace: Mapping[str, Any]) -> list[str]:
+    said: list[str] = []
+    for name, column, value in filters:
+        frame = namespace.get(name)
+        if not isinstance(frame, pd.DataFrame) or column not in frame.columns or len(said) == FILTER_HINTS:
+            continue
+        if frame.empty:  # a frame an earlier filter emptied: that one's hint says why
+            continue
+        held = frame[column].dropna()
+        texts = held.astype(str)
+        if (texts == value).any() or (held == value).any():
+            continue
+        where = f"{name}[{column!r}]"
+        others = [
+            f"{name}[{c!r}]"
+            for c in frame.columns
+            if c != column and len(frame) <= FILTER_ROWS and (frame[c].astype(str) == value).any()
+        ]
+        distinct = list(dict.fromkeys(texts))
+        close = [v for v in distinct if v.strip().casefold() == value.strip().casefold()]
+        close = close or difflib.get_close_matches(value, distinct[:2000], n=3, cutoff=0.75)
+        if others:
+            holds = "hold" if len(others) > 1 else "holds"
+            said.append(f"No row of {where} is {value!r}; {' and '.join(others)} {holds} it.")
+        elif close:
+            said.append(f"No row of {where} is {value!r}; close values in it: {', '.join(map(repr, close))}.")
+        elif len(distinct) <= _FEW_VALUES:
+            said.append(f"No row of {where} is {value!r}; its values: {', '.join(map(repr, distinct))}.")
+        else:
+            shown = ", ".join(map(repr, distinct[:5]))
+            said.append(f"No row of {where} is {value!r}; {len(distinct):,} values, such as {shown}.")
+    return said

@@ -24,6 +24,7 @@ from typing import Any
 
 from .helpers import looks_like_csv, search_text
 from .lm.base import Message
+from .repl import filters
 from .structured import LOADS, ROW_LOADS
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "reply_starts",
     "retry_start",
     "answer_start",
+    "mended_start",
     "two_hops",
 ]
 
@@ -98,38 +100,108 @@ _FILLER = [
     "Volunteers planted {n} trees along the canal.",
     "Delays of the ferry are posted at the pier office.",
 ]
-# Questions about rows, each with the code that answers it: the usual kinds of counting question.
-# Of a DataFrame, in pandas; of rows loaded as a DataFrame `df`, the same after the lines that load
-# them; without pandas, of a list of dicts `rows`, in plain Python.
-_FRAME_EXAMPLES = [
-    ("How many shops are closed?", 'df = context\nn = int((df["status"] == "closed").sum())\nprint(n)'),
+# Questions about rows, each with the pandas that answers it over the rows loaded as `df`: the
+# usual kinds of question an analyst asks of a table (a count under filters, a total, the group
+# with the most, a lookup, groups compared, a share, a date, a list), written over the made-up
+# shops. A root is shown the few whose questions are worded the most like its own (see _closest).
+_ROW_QUESTIONS = [
+    ("How many shops are closed?", 'n = int((df["status"] == "closed").sum())\nprint(n)'),
     (
-        "How many cafes in Porto have a revenue above 1500?",
-        'df = context\nmask = (df["city"] == "Porto") & (df["kind"] == "cafe") & (df["revenue"] > 1500)\n'
+        "How many cafes in Porto are open?",
+        'mask = (df["city"] == "Porto") & (df["kind"] == "cafe") & (df["status"] == "open")\n'
         "n = int(mask.sum())\nprint(n)",
     ),
     (
-        "What is the total revenue of the shops in Graz, to the cent?",
-        'df = context\nn = round(float(df.loc[df["city"] == "Graz", "revenue"].sum()), 2)\nprint(n)',
+        "What is the total revenue of the cafes in Graz, to the cent?",
+        'mask = (df["city"] == "Graz") & (df["kind"] == "cafe")\n'
+        'n = round(float(df.loc[mask, "revenue"].sum()), 2)\nprint(n)',
     ),
-    (
-        "Which city has the largest total revenue?",
-        'df = context\nn = df.groupby("city")["revenue"].sum().idxmax()\nprint(n)',
-    ),
+    ("Which city has the most shops?", 'n = df["city"].value_counts().idxmax()\nprint(n)'),
     (
         "How many shops opened in May 2021?",
-        'df = context\nmask = (df["opened"].dt.year == 2021) & (df["opened"].dt.month == 5)\n'
+        'opened = pd.to_datetime(df["opened"])\nmask = (opened.dt.year == 2021) & (opened.dt.month == 5)\n'
         "n = int(mask.sum())\nprint(n)",
     ),
     (
         "How many different kinds of shop are there in Lyon?",
-        'df = context\nn = df.loc[df["city"] == "Lyon", "kind"].nunique()\nprint(n)',
+        'n = df.loc[df["city"] == "Lyon", "kind"].nunique()\nprint(n)',
     ),
     (
         "What is the average revenue of the bookshops, rounded to one decimal?",
-        'df = context\nn = round(float(df.loc[df["kind"] == "bookshop", "revenue"].mean()), 1)\nprint(n)',
+        'n = round(float(df.loc[df["kind"] == "bookshop", "revenue"].mean()), 1)\nprint(n)',
+    ),
+    (
+        "Which city has the largest total revenue?",
+        'n = df.groupby("city")["revenue"].sum().idxmax()\nprint(n)',
+    ),
+    (
+        "What is the id of the shop with the highest revenue?",
+        'n = df.loc[df["revenue"].idxmax(), "id"]\nprint(n)',
+    ),
+    ("What kind of shop is shop 17?", 'n = df.loc[df["id"] == 17, "kind"].iloc[0]\nprint(n)'),
+    (
+        "In how many cities are there more than 20 cafes?",
+        'per_city = df[df["kind"] == "cafe"].groupby("city").size()\n'
+        "n = int((per_city > 20).sum())\nprint(n)",
+    ),
+    (
+        "Among the open shops, in how many cities did the cafes earn more in total than the bakeries?",
+        'open_shops = df[df["status"] == "open"]\n'
+        'totals = open_shops.pivot_table(index="city", columns="kind", values="revenue", aggfunc="sum")\n'
+        'n = int((totals["cafe"] > totals["bakery"]).sum())\nprint(n)',
+    ),
+    (
+        "What percentage of the shops are cafes, to one decimal?",
+        'n = round(100 * float((df["kind"] == "cafe").mean()), 1)\nprint(n)',
+    ),
+    (
+        "When did the first bookshop in Turku open?",
+        'mask = (df["city"] == "Turku") & (df["kind"] == "bookshop")\n'
+        'n = pd.to_datetime(df.loc[mask, "opened"]).min().date()\nprint(n)',
+    ),
+    (
+        "Which cities have a bakery that moved? List them in alphabetical order.",
+        'mask = (df["kind"] == "bakery") & (df["status"] == "moved")\n'
+        'n = ", ".join(sorted(df.loc[mask, "city"].unique()))\nprint(n)',
+    ),
+    (
+        "How much more revenue did Lyon make than Porto in total, to the cent?",
+        'by_city = df.groupby("city")["revenue"].sum()\n'
+        'n = round(float(by_city["Lyon"] - by_city["Porto"]), 2)\nprint(n)',
+    ),
+    (
+        "In which year did the most shops open?",
+        'n = int(pd.to_datetime(df["opened"]).dt.year.value_counts().idxmax())\nprint(n)',
+    ),
+    (
+        "How many shops have a revenue between 1000 and 1200?",
+        'n = int(df["revenue"].between(1000, 1200).sum())\nprint(n)',
+    ),
+    (
+        "Which city has the second largest total revenue?",
+        'n = df.groupby("city")["revenue"].sum().sort_values(ascending=False).index[1]\nprint(n)',
+    ),
+    (
+        "How many shops opened after 1 March 2022?",
+        'n = int((pd.to_datetime(df["opened"]) > "2022-03-01").sum())\nprint(n)',
+    ),
+    (
+        "Which are the two kinds of shop with the largest total revenue?",
+        'n = ", ".join(df.groupby("kind")["revenue"].sum().nlargest(2).index)\nprint(n)',
     ),
 ]
+# The same questions of rows keyed by name (a dict of records): the key is df's index, not a column.
+_BY_KEY = {
+    "What is the id of the shop with the highest revenue?": (
+        "Which shop has the highest revenue?",
+        'n = df["revenue"].idxmax()\nprint(n)',
+    ),
+    "What kind of shop is shop 17?": (
+        "What kind of shop is shop-17?",
+        'n = df.loc["shop-17", "kind"]\nprint(n)',
+    ),
+}
+_SHOWN = 5  # examples a root is shown: each repeats the description, and a small model's prompt stays short
 # A dict of DataFrames, each loaded as a name (see structured.frame_names): lookups, and joins
 # with merge, as pandas users write them.
 _FRAMES_EXAMPLES = [
@@ -149,26 +221,6 @@ _FRAMES_EXAMPLES = [
         "Which city has the largest total revenue?",
         'n = shops.groupby("city")["revenue"].sum().idxmax()\nprint(n)',
     ),
-]
-# Rows loaded from records or text: five short questions, so that the prompt stays short (each
-# example repeats the description). Their dates are strings, which pandas reads.
-_TABLE_EXAMPLES = [
-    (
-        "What is the total revenue of the shops in Graz, to the cent?",
-        'n = round(float(df.loc[df["city"] == "Graz", "revenue"].sum()), 2)\nprint(n)',
-    ),
-    (
-        "How many shops opened in May 2021?",
-        'opened = pd.to_datetime(df["opened"])\nmask = (opened.dt.year == 2021) & (opened.dt.month == 5)\n'
-        "n = int(mask.sum())\nprint(n)",
-    ),
-    ("Which city has the most shops?", 'n = df["city"].value_counts().idxmax()\nprint(n)'),
-    (
-        "How many cafes in Porto are open?",
-        'mask = (df["city"] == "Porto") & (df["kind"] == "cafe") & (df["status"] == "open")\n'
-        "n = int(mask.sum())\nprint(n)",
-    ),
-    ("How many shops are closed?", 'n = int((df["status"] == "closed").sum())\nprint(n)'),
 ]
 # Records with nested fields, loaded with pd.json_normalize (nested dicts as "a.b" columns) and a
 # table of each list of records in a field, whose "row" is the record's row in df.
@@ -514,13 +566,14 @@ def _words(text: str) -> set[str]:
     return {"#" if w.isdigit() else w for w in _WORDS.findall(text.lower())}
 
 
-def _closest_last(examples: list[tuple[str, str]], question: str | None) -> list[tuple[str, str]]:
-    """The examples in order of how many words their question shares with the real one, the
-    closest last: a small model copies the form of the example it saw last the most."""
+def _closest(examples: list[tuple[str, str]], question: str | None) -> list[tuple[str, str]]:
+    """The ``_SHOWN`` examples whose questions share the most words with the real one, the closest
+    last: a small model copies the form of the example it saw last the most."""
     if not question:
-        return examples
+        return examples[:_SHOWN]
     words = _words(question)
-    return sorted(examples, key=lambda e: len(_words(e[0]) & words) / len(_words(e[0]) | words))
+    ranked = sorted(examples, key=lambda e: len(_words(e[0]) & words) / len(_words(e[0]) | words))
+    return ranked[-_SHOWN:]
 
 
 def _table_turns(shape: str, question: str, code: str) -> list[Message]:
@@ -536,19 +589,21 @@ def _examples(shape: str) -> tuple[str, str, list[tuple[str, str]]] | None:
     if shape == "frames":
         context_shape, load, examples = "frames", _frames_load(_context("frames")), _FRAMES_EXAMPLES
     elif shape in ("frame", "array"):
-        context_shape, load, examples = shape, "", _ARRAY_EXAMPLES if shape == "array" else _FRAME_EXAMPLES
+        context_shape, load = shape, ""
+        examples = _ARRAY_EXAMPLES if shape == "array" else [(q, _of_frame(c)) for q, c in _ROW_QUESTIONS]
     elif shape.startswith("rows-"):  # rows without pandas: a list of dicts
         context_shape = shape.removeprefix("rows-")
         load, examples = ROW_LOADS[context_shape].format(sep=""), _ROWS_EXAMPLES
     elif shape in LOADS:  # rows: a list or dict of records, CSV or JSON text
-        context_shape, load, examples = shape, LOADS[shape].format(sep=""), _TABLE_EXAMPLES
+        context_shape, load = shape, LOADS[shape].format(sep="")
+        examples = [_BY_KEY.get(q, (q, c)) for q, c in _ROW_QUESTIONS] if shape == "dict" else _ROW_QUESTIONS
     elif shape == "columns":  # a dict of columns
-        context_shape, load, examples = shape, _load(shape), _TABLE_EXAMPLES
+        context_shape, load, examples = shape, _load(shape), _ROW_QUESTIONS
     elif shape == "tuples":  # rows without names: columns by position
         context_shape, load, examples = (
             shape,
             _load(shape),
-            [(q, _by_position(c)) for q, c in _TABLE_EXAMPLES],
+            [(q, _by_position(c)) for q, c in _ROW_QUESTIONS],
         )
     elif shape in _NESTED_FORMS:
         examples = _NESTED_DICT_EXAMPLES if shape == "nested-dict" else _NESTED_EXAMPLES
@@ -570,7 +625,7 @@ def _by_question(shape: str, question: str | None) -> list[Message] | None:
         return None
     context_shape, load, examples = found
     turns: list[Message] = []
-    for question_, code in _closest_last(examples, question):
+    for question_, code in _closest(examples, question):
         turns += _table_turns(context_shape, question_, f"{load}\n{code}" if load else code)
     return turns
 
@@ -616,6 +671,11 @@ def _worked_turns(shape: str) -> list[Message]:
             _code('answer["content"] = "pier 14"\nanswer["ready"] = True'),
         ]
     return turns
+
+
+def _of_frame(code: str) -> str:
+    """A question's code over rows, over a DataFrame context: ``df`` is the context itself."""
+    return ("import pandas as pd\n" if "pd." in code else "") + f"df = context\n{code}"
 
 
 def _by_position(code: str) -> str:
@@ -759,6 +819,46 @@ def answer_start(code: str, output: str) -> tuple[str, str | None] | None:
     if not printed or printed[1] in ("answer", "context") or not shown or "\n" in shown or len(shown) > 200:
         return None
     return f'```repl\nanswer["content"] = str({printed[1]})\n', None
+
+
+# A filter hint (rlm_kernel.repl.filter_hint) that names the one mend: the value is in one other
+# column, or written one other way in this one.
+_HELD_ELSEWHERE = re.compile(r"^Hint: No row of (\w+)\[(.+?)\] is (.+?); \w+\[(.+?)\] holds it\.$", re.M)
+_WRITTEN_OTHERWISE = re.compile(
+    r"^Hint: No row of (\w+)\[(.+?)\] is (.+?); close values in it: ('.*?'|\".*?\")\.$", re.M
+)
+
+
+def mended_start(code: str, output: str) -> tuple[str, str | None] | None:
+    """How the reply after a step whose filter matched no row begins, where the step's filter
+    hint names the mend: the step's code again, with the column that holds the value (or the
+    value as the column writes it). A small model shown the hint otherwise answers the 0 or NaN
+    the empty filter gave. None where no hint names one mend."""
+    mends: dict[tuple[str, str, str], tuple[str | None, str | None]] = {}
+    try:
+        for found in _HELD_ELSEWHERE.finditer(output):
+            frame, column, value, other = found[1], *map(ast.literal_eval, found.group(2, 3, 4))
+            mends[(frame, column, value)] = (other, None)
+        for found in _WRITTEN_OTHERWISE.finditer(output):
+            frame, column, value, written = found[1], *map(ast.literal_eval, found.group(2, 3, 4))
+            mends[(frame, column, value)] = (None, written)
+    except (ValueError, SyntaxError):
+        return None
+    edits: list[tuple[tuple[int, int, int, int], str]] = []
+    for f in filters(code):
+        column, value = mends.get((f.frame, f.column, f.value), (None, None))
+        if column is not None:
+            edits.append((f.column_at, f"{f.frame}[{json.dumps(column)}]"))
+        if value is not None:
+            edits.append((f.value_at, json.dumps(value)))
+    if not edits:
+        return None
+    lines = code.splitlines()
+    for (line, start, end_line, end), text in sorted(edits, reverse=True):
+        if line != end_line:
+            return None
+        lines[line - 1] = lines[line - 1][:start] + text + lines[line - 1][end:]
+    return "```repl\n" + "\n".join(lines) + "\n", None
 
 
 _MISSING = re.compile(r"KeyError: '([^'\n]+)'\nHint: Close column names: '([^'\n]+)'\.")

@@ -23,7 +23,15 @@ from contextvars import ContextVar
 from typing import Any, TextIO
 
 from ..protocol import FinalDirective, resolve_final
-from ..repl import Scaffold, compact_traceback, key_error_hint, no_match_hint, register_source, step_filename
+from ..repl import (
+    Scaffold,
+    compact_traceback,
+    filter_hint,
+    key_error_hint,
+    no_match_hint,
+    register_source,
+    step_filename,
+)
 from ..runtime import StepInterrupted, StopSignal, Watchdog, default_runtime
 from .base import ExecResult, StepOutcome
 
@@ -101,16 +109,19 @@ def run_code(code: str, namespace: MutableMapping[str, Any], filename: str) -> t
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     try:
         exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - running the REPL's code is the job
+        value = None
         if last is not None:
             value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)  # noqa: S307
-            if value is not None:
-                return repr(value), None
+        sys.stdout.write(filter_hint(code, namespace))  # after what the step printed, before its value
+        if value is not None:
+            return repr(value), None
     except StepInterrupted:
         return None, STOPPED
     except KeyboardInterrupt:  # Ctrl-C: the driver's to handle
         raise
     except BaseException as exc:  # noqa: BLE001 - the REPL's code may raise anything (SystemExit, CancelledError, its own): the root sees it as the step's error
-        return None, compact_traceback(exc) + key_error_hint(exc, namespace) + no_match_hint(exc, namespace)
+        hints = key_error_hint(exc, namespace) + no_match_hint(exc, namespace) + filter_hint(code, namespace)
+        return None, compact_traceback(exc) + hints
     return None, None
 
 

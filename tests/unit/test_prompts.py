@@ -367,6 +367,42 @@ def test_rows_without_names_load_as_a_dataframe_with_columns_by_position() -> No
     assert 'df[3] == "closed"' in code and '"status"' not in code  # the examples' columns by position too
 
 
+SALES = [
+    {"region": r, "plan": p, "month": f"2024-{m:02d}", "amount": 100 + (r_i * 7 + m * 3 + p_i) % 50}
+    for r_i, r in enumerate(["north", "south", "east", "west"])
+    for p_i, p in enumerate(["A", "B"])
+    for m in range(1, 13)
+]
+
+
+@pytest.mark.parametrize("form", ["list", "dict", "columns", "tuples", "csv", "json", "frame"])
+def test_the_small_profile_shows_the_questions_of_rows_worded_most_like_the_real_one(form) -> None:
+    pd = pytest.importorskip("pandas")
+    context: Any = {
+        "list": SALES,
+        "dict": {f"sale-{k}": r for k, r in enumerate(SALES)},
+        "columns": {key: [r[key] for r in SALES] for key in SALES[0]},
+        "tuples": [tuple(r.values()) for r in SALES],
+        "csv": pd.DataFrame(SALES).to_csv(index=False),
+        "json": json.dumps(SALES),
+        "frame": pd.DataFrame(SALES),
+    }[form]
+    meta = context_metadata(context)
+    question = "In how many regions did plan A sell more than plan B?"
+    turns = opening_messages(profile="small", question=question, context_meta=meta)
+    asked = [t["content"].rsplit("Question: ", 1)[1] for t in turns if "Question: " in t["content"]]
+    assert len(asked) == 6 and asked[-1] == question  # five examples, then the real question
+    # the example of groups compared is among them, its code run for the output it shows
+    compared = "Among the open shops, in how many cities did the cafes earn more in total than the bakeries?"
+    at = next(k for k, t in enumerate(turns) if t["content"].endswith(f"Question: {compared}"))
+    assert ".pivot_table(" in turns[at + 1]["content"] and turns[at + 2]["content"] == "Output of step 1:\n2"
+    # a question of another kind is shown other examples
+    other = opening_messages(
+        profile="small", question="Which month had the highest amount?", context_meta=meta
+    )
+    assert ".pivot_table(" not in "\n".join(t["content"] for t in other if t["role"] == "assistant")
+
+
 def test_an_export_with_lines_before_its_header_and_decimal_commas_is_read_as_written() -> None:
     pd = pytest.importorskip("pandas")
     rows = [

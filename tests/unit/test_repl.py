@@ -97,6 +97,36 @@ def test_a_pattern_that_matched_nothing_is_told_with_the_lines_that_hold_its_wor
     assert "Hint" not in error
 
 
+def test_a_filter_no_row_matches_is_told_where_its_value_is_or_what_the_column_holds():
+    ex = LocalExecutor()
+    ex.run(
+        "import pandas as pd\n"
+        "df = pd.DataFrame({'contest': ['Mayor', 'Measure T'] * 30, 'choice': ['Ann', 'Yes'] * 30,\n"
+        "                   'method': ['Mail', 'Day', 'Early'] * 20, 'ward': list(range(60))})",
+        step=1,
+    )
+    # the value is in another column
+    result = ex.run("n = df.loc[df['method'] == 'Measure T', 'ward'].count()\nprint(n)", step=2)
+    assert result.stdout == "0\nHint: No row of df['method'] is 'Measure T'; df['contest'] holds it.\n"
+    # written otherwise in the same column; a frame the step made; the step's value comes after
+    result = ex.run(
+        "t = df[df.contest == 'Measure T']\nprint(len(t))\nint((t['choice'] == 'yes').sum())", step=3
+    )
+    assert result.text() == "30\nHint: No row of t['choice'] is 'yes'; close values in it: 'Yes'.\n0\n"
+    # nothing like it: the column's few values
+    result = ex.run("n = int((df['method'] == 'Post').sum())", step=4)
+    assert result.stdout == "Hint: No row of df['method'] is 'Post'; its values: 'Mail', 'Day', 'Early'.\n"
+    # filters that match a row, on other things than a frame, or on a number: no hint
+    quiet = "a = int((df['choice'] == 'Ann').sum())\nb = {'k': 'v'}['k'] == 'w'\nc = (df['ward'] == 3).sum()"
+    assert ex.run(quiet, step=5).stdout == ""
+    assert ex.run("n = df[df['nope'] == 'x']", step=6).stdout == ""  # a KeyError's, told by its own hint
+    # a step that failed on what the empty filter gave is told the same, after its error
+    error = ex.run("n = df.loc[df['contest'] == 'mayor', 'ward'].idxmax()", step=7).error
+    assert error.endswith(
+        "empty sequence\nHint: No row of df['contest'] is 'mayor'; close values in it: 'Mayor'.\n"
+    )
+
+
 def test_syntax_error_is_reported_as_text():
     result = LocalExecutor().run("def (", step=1)
     assert "SyntaxError" in result.error
