@@ -322,13 +322,9 @@ def make(ref: TaskRef) -> Task:
     people, context = _fit(ref.split, f"{rng.random()}", ref.chars)
     kind = KINDS[ref.index % len(KINDS)]
 
-    def ask(kind_: str) -> _Asked:
-        asked = _ASK[kind_](ref.split, rng, people)
-        if asked is not None and isinstance(asked[1], str) and asked[1].lower() in asked[0].lower():
-            return None
-        return asked
-
-    kind, asked = draw_question(ask, kind, "count", nonzero=True)
+    kind, asked = draw_question(
+        lambda kind_: _ASK[kind_](ref.split, rng, people), kind, "count", nonzero=True, hidden=True
+    )
     return asked_task(
         ref,
         context,

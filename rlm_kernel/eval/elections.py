@@ -393,14 +393,10 @@ def make(ref: TaskRef) -> Task:
     precincts, context = _fit(ref.split, f"{rng.random()}", ref.chars)
     kind = KINDS[ref.index % len(KINDS)]
 
-    def ask(kind_: str) -> _Asked:
-        asked = _ASK[kind_](ref.split, rng, precincts)
-        if asked is not None and isinstance(asked[1], str) and asked[1].lower() in asked[0].lower():
-            return None  # an answer the question gives away
-        return asked
-
     # other counties, wards, precincts and candidates, then one candidate's total, never zero
-    kind, asked = draw_question(ask, kind, "total", nonzero=True)
+    kind, asked = draw_question(
+        lambda kind_: _ASK[kind_](ref.split, rng, precincts), kind, "total", nonzero=True, hidden=True
+    )
     return asked_task(
         ref,
         context,

@@ -108,15 +108,28 @@ Asked = tuple[str, Any, dict[str, Any]]  # a generated question, its answer, and
 
 
 def draw_question(
-    ask: Callable[[str], Asked | None], kind: str, fallback: str, *, nonzero: bool = False
+    ask: Callable[[str], Asked | None],
+    kind: str,
+    fallback: str,
+    *,
+    nonzero: bool = False,
+    hidden: bool = False,
 ) -> tuple[str, Asked]:
     """A question of ``kind``, drawn again where the data holds none (or, ``nonzero``, only a zero
-    answer), up to ten times; then one of ``fallback``, which the data always answers. Returns
-    the kind asked and the question."""
+    answer; or, ``hidden``, an answer the question gives away, a name it says), up to ten times;
+    then one of ``fallback``, which the data always answers. Returns the kind asked and the
+    question."""
     found = None
     for attempt in range(12):
         asked = kind if attempt < 10 else fallback
         found = ask(asked)
+        if (
+            found is not None
+            and hidden
+            and isinstance(found[1], str)
+            and found[1].lower() in found[0].lower()
+        ):
+            found = None
         if found is not None and not (nonzero and found[1] == 0):
             break
     assert found is not None, f"no question of {fallback!r}, which the data always answers"

@@ -304,13 +304,9 @@ def make(ref: TaskRef) -> Task:
     obs, context = _fit(ref.split, f"{rng.random()}", ref.chars)
     kind = KINDS[ref.index % len(KINDS)]
 
-    def ask(kind_: str) -> _Asked:
-        asked = _ASK[kind_](ref.split, rng, obs)
-        if asked is not None and isinstance(asked[1], str) and asked[1].lower() in asked[0].lower():
-            return None
-        return asked
-
-    kind, asked = draw_question(ask, kind, "lookup", nonzero=True)
+    kind, asked = draw_question(
+        lambda kind_: _ASK[kind_](ref.split, rng, obs), kind, "lookup", nonzero=True, hidden=True
+    )
     return asked_task(
         ref,
         context,
