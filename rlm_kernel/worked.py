@@ -103,13 +103,23 @@ _FILLER = [
 # Questions about rows, each with the pandas that answers it over the rows loaded as `df`: the
 # usual kinds of question an analyst asks of a table (a count under filters, a total, the group
 # with the most, a lookup, groups compared, a share, a date, a list), written over the made-up
-# shops. A root is shown the few whose questions are worded the most like its own (see _closest).
+# shops. A root is shown a few of them always, and one more where its question is worded like the
+# root's own (see _ROW_CORE).
 _ROW_QUESTIONS = [
     ("How many shops are closed?", 'n = int((df["status"] == "closed").sum())\nprint(n)'),
     (
         "How many cafes in Porto are open?",
         'mask = (df["city"] == "Porto") & (df["kind"] == "cafe") & (df["status"] == "open")\n'
         "n = int(mask.sum())\nprint(n)",
+    ),
+    (
+        "How many cafes in Porto have a revenue above 1500?",
+        'mask = (df["city"] == "Porto") & (df["kind"] == "cafe") & (df["revenue"] > 1500)\n'
+        "n = int(mask.sum())\nprint(n)",
+    ),
+    (
+        "What is the total revenue of the shops in Graz, to the cent?",
+        'n = round(float(df.loc[df["city"] == "Graz", "revenue"].sum()), 2)\nprint(n)',
     ),
     (
         "What is the total revenue of the cafes in Graz, to the cent?",
@@ -201,7 +211,27 @@ _BY_KEY = {
         'n = df.loc["shop-17", "kind"]\nprint(n)',
     ),
 }
-_SHOWN = 5  # examples a root is shown: each repeats the description, and a small model's prompt stays short
+# The questions every root of rows is shown, in this order where no question is given: five of
+# rows, seven of a DataFrame. Of the others, the one that shares the most words of substance with
+# the root's own question is shown too, last, where it shares two or more and more than any of
+# these (see _closest): a question of words only (``the most``, ``largest``) is often worded like
+# an example of another kind, and a small model copies the example it saw last.
+_ROW_CORE = (
+    "What is the total revenue of the shops in Graz, to the cent?",
+    "How many shops opened in May 2021?",
+    "Which city has the most shops?",
+    "How many cafes in Porto are open?",
+    "How many shops are closed?",
+)
+_FRAME_CORE = (
+    "How many shops are closed?",
+    "How many cafes in Porto have a revenue above 1500?",
+    "What is the total revenue of the shops in Graz, to the cent?",
+    "Which city has the largest total revenue?",
+    "How many shops opened in May 2021?",
+    "How many different kinds of shop are there in Lyon?",
+    "What is the average revenue of the bookshops, rounded to one decimal?",
+)
 # A dict of DataFrames, each loaded as a name (see structured.frame_names): lookups, and joins
 # with merge, as pandas users write them.
 _FRAMES_EXAMPLES = [
@@ -562,18 +592,46 @@ def _output(step: int, text: str) -> Message:
 _WORDS = re.compile(r"[a-z]+|\d+")
 
 
+# Words that say little of what a question asks: a question's other words choose its extra example.
+_PLAIN = frozenset(
+    "a an the of in on at to for by with from and or is are was were be been has have had do does did "
+    "how many much what which who whose when where there their its it this that as per each all any "
+    "than more most into out up one give".split()
+)
+
+
 def _words(text: str) -> set[str]:
     return {"#" if w.isdigit() else w for w in _WORDS.findall(text.lower())}
 
 
-def _closest(examples: list[tuple[str, str]], question: str | None) -> list[tuple[str, str]]:
-    """The ``_SHOWN`` examples whose questions share the most words with the real one, the closest
-    last: a small model copies the form of the example it saw last the most."""
+def _closest(
+    examples: list[tuple[str, str]], question: str | None, more: Sequence[tuple[str, str]] = ()
+) -> list[tuple[str, str]]:
+    """The examples in order of how many words their question shares with the real one, the
+    closest last (a small model copies the form of the example it saw last the most); and last,
+    the one of ``more`` whose question shares the most words of substance with the real one,
+    where it shares two or more, and more than every example's does."""
     if not question:
-        return examples[:_SHOWN]
+        return list(examples)
     words = _words(question)
     ranked = sorted(examples, key=lambda e: len(_words(e[0]) & words) / len(_words(e[0]) | words))
-    return ranked[-_SHOWN:]
+    said = words - _PLAIN
+
+    def shared(example: tuple[str, str]) -> int:
+        return len(_words(example[0]) & said)
+
+    best = max(more, key=shared, default=None)
+    if best is not None and shared(best) >= 2 and shared(best) > max(map(shared, ranked), default=0):
+        ranked.append(best)
+    return ranked
+
+
+def _core(
+    core: tuple[str, ...], examples: list[tuple[str, str]]
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """``examples`` as the ones always shown, in ``core``'s order, and the others."""
+    by_question = dict(examples)
+    return [(q, by_question[q]) for q in core], [e for e in examples if e[0] not in core]
 
 
 def _table_turns(shape: str, question: str, code: str) -> list[Message]:
@@ -583,28 +641,21 @@ def _table_turns(shape: str, question: str, code: str) -> list[Message]:
     return [_user(shape, question), _code(code), _output(1, str(namespace["n"])), _code(_ANSWER)]
 
 
-def _examples(shape: str) -> tuple[str, str, list[tuple[str, str]]] | None:
+def _examples(shape: str) -> tuple[str, str, list[tuple[str, str]], list[tuple[str, str]]] | None:
     """For a shape with examples by question: the made-up context's shape, the lines that load
-    it and the examples (question, code); None for a shape that has none."""
+    it, the examples (question, code) always shown and those shown where the question is worded
+    like theirs; None for a shape that has none."""
+    if (rows := _questions_of_rows(shape)) is not None:
+        context_shape, load, questions = rows
+        examples, more = _core(_FRAME_CORE if shape == "frame" else _ROW_CORE, questions)
+        return context_shape, load, examples, more
     if shape == "frames":
         context_shape, load, examples = "frames", _frames_load(_context("frames")), _FRAMES_EXAMPLES
-    elif shape in ("frame", "array"):
-        context_shape, load = shape, ""
-        examples = _ARRAY_EXAMPLES if shape == "array" else [(q, _of_frame(c)) for q, c in _ROW_QUESTIONS]
+    elif shape == "array":
+        context_shape, load, examples = shape, "", _ARRAY_EXAMPLES
     elif shape.startswith("rows-"):  # rows without pandas: a list of dicts
         context_shape = shape.removeprefix("rows-")
         load, examples = ROW_LOADS[context_shape].format(sep=""), _ROWS_EXAMPLES
-    elif shape in LOADS:  # rows: a list or dict of records, CSV or JSON text
-        context_shape, load = shape, LOADS[shape].format(sep="")
-        examples = [_BY_KEY.get(q, (q, c)) for q, c in _ROW_QUESTIONS] if shape == "dict" else _ROW_QUESTIONS
-    elif shape == "columns":  # a dict of columns
-        context_shape, load, examples = shape, _load(shape), _ROW_QUESTIONS
-    elif shape == "tuples":  # rows without names: columns by position
-        context_shape, load, examples = (
-            shape,
-            _load(shape),
-            [(q, _by_position(c)) for q, c in _ROW_QUESTIONS],
-        )
     elif shape in _NESTED_FORMS:
         examples = _NESTED_DICT_EXAMPLES if shape == "nested-dict" else _NESTED_EXAMPLES
         context_shape, load = shape, _load(shape)
@@ -615,7 +666,26 @@ def _examples(shape: str) -> tuple[str, str, list[tuple[str, str]]] | None:
         context_shape, load, examples = shape, _load(shape), [*_RECORD_EXAMPLES, lookup]
     else:
         return None
-    return context_shape, load, examples
+    return context_shape, load, examples, []
+
+
+def _questions_of_rows(shape: str) -> tuple[str, str, list[tuple[str, str]]] | None:
+    """For rows in pandas (a DataFrame, records, CSV or JSON text, columns, tuples): the made-up
+    context's shape, the lines that load it and the questions of rows, written for it."""
+    if shape == "frame":
+        return shape, "", [(q, _of_frame(c)) for q, c in _ROW_QUESTIONS]
+    if shape in LOADS:  # a list or dict of records, CSV or JSON text
+        keyed = shape == "dict"
+        return (
+            shape,
+            LOADS[shape].format(sep=""),
+            [_BY_KEY.get(q, (q, c)) if keyed else (q, c) for q, c in _ROW_QUESTIONS],
+        )
+    if shape == "columns":  # a dict of columns
+        return shape, _load(shape), _ROW_QUESTIONS
+    if shape == "tuples":  # rows without names: columns by position
+        return shape, _load(shape), [(q, _by_position(c)) for q, c in _ROW_QUESTIONS]
+    return None
 
 
 def _by_question(shape: str, question: str | None) -> list[Message] | None:
@@ -623,9 +693,9 @@ def _by_question(shape: str, question: str | None) -> list[Message] | None:
     the question last; None for a shape that has none."""
     if (found := _examples(shape)) is None:
         return None
-    context_shape, load, examples = found
+    context_shape, load, examples, more = found
     turns: list[Message] = []
-    for question_, code in _closest(examples, question):
+    for question_, code in _closest(examples, question, more):
         turns += _table_turns(context_shape, question_, f"{load}\n{code}" if load else code)
     return turns
 

@@ -376,7 +376,7 @@ SALES = [
 
 
 @pytest.mark.parametrize("form", ["list", "dict", "columns", "tuples", "csv", "json", "frame"])
-def test_the_small_profile_shows_the_questions_of_rows_worded_most_like_the_real_one(form) -> None:
+def test_the_small_profile_shows_the_questions_of_rows_and_one_more_worded_like_the_real_one(form) -> None:
     pd = pytest.importorskip("pandas")
     context: Any = {
         "list": SALES,
@@ -388,19 +388,30 @@ def test_the_small_profile_shows_the_questions_of_rows_worded_most_like_the_real
         "frame": pd.DataFrame(SALES),
     }[form]
     meta = context_metadata(context)
-    question = "In how many regions did plan A sell more than plan B?"
-    turns = opening_messages(profile="small", question=question, context_meta=meta)
-    asked = [t["content"].rsplit("Question: ", 1)[1] for t in turns if "Question: " in t["content"]]
-    assert len(asked) == 6 and asked[-1] == question  # five examples, then the real question
-    # the example of groups compared is among them, its code run for the output it shows
-    compared = "Among the open shops, in how many cities did the cafes earn more in total than the bakeries?"
-    at = next(k for k, t in enumerate(turns) if t["content"].endswith(f"Question: {compared}"))
-    assert ".pivot_table(" in turns[at + 1]["content"] and turns[at + 2]["content"] == "Output of step 1:\n2"
-    # a question of another kind is shown other examples
-    other = opening_messages(
-        profile="small", question="Which month had the highest amount?", context_meta=meta
+
+    def asked(question: str) -> list[str]:
+        turns = opening_messages(profile="small", question=question, context_meta=meta)
+        return [t["content"].rsplit("Question: ", 1)[1] for t in turns if "Question: " in t["content"]]
+
+    always = 7 if form == "frame" else 5
+    # a question of plain words (`largest`, `number`) gets the examples every root gets
+    plain = asked("Which region has the largest number of sales?")
+    most = (
+        "Which city has the largest total revenue?" if form == "frame" else "Which city has the most shops?"
     )
-    assert ".pivot_table(" not in "\n".join(t["content"] for t in other if t["role"] == "assistant")
+    assert len(plain) == always + 1 and most in plain
+    # a question that shares two words of substance with another example gets it too, last
+    question = "How many sales have an amount between 120 and 130?"
+    shown = asked(question)
+    between = "How many shops have a revenue between 1000 and 1200?"
+    assert shown[:always] == [q for q in shown[:always] if q in plain] and shown[always:] == [
+        between,
+        question,
+    ]
+    turns = opening_messages(profile="small", question=question, context_meta=meta)
+    at = next(k for k, t in enumerate(turns) if t["content"].endswith(f"Question: {between}"))
+    assert ".between(1000, 1200)" in turns[at + 1]["content"]  # its code, run for the output it shows
+    assert turns[at + 2]["content"] == "Output of step 1:\n194"
 
 
 def test_an_export_with_lines_before_its_header_and_decimal_commas_is_read_as_written() -> None:
