@@ -405,14 +405,9 @@ class RLMRun(CoPiloting):
         if result.error:
             self._last_failure = next((ln for ln in reversed(result.error.splitlines()) if ln.strip()), None)
             first = self._starts.get(1)  # the small profile's: the next reply writes the failing line anew
-            if first and (
-                retry := prompts.mended_start(self._code, result.error)
-                or prompts.retry_start(self._code, result.error, first)
-            ):
+            if first and (retry := prompts.retry_start(self._code, result.error, first)):
                 self._starts[self.turns + 1] = retry
                 self._retries.add(self.turns + 1)
-        elif self._starts.get(1) and not answer_ready and (start := prompts.mended_start(self._code, full)):
-            self._starts[self.turns + 1] = start  # the small profile's: its filter mended, as the hint says
         elif self._starts.get(1) and not answer_ready and (start := prompts.answer_start(self._code, full)):
             self._starts[self.turns + 1] = start  # the small profile's: it answers with what it printed
         failure = (self._last_failure or "an error") if result.error else None

@@ -35,19 +35,10 @@ from .structured import (
 )
 from .text_records import records_metadata
 from .tools import Tool
-from .worked import (
-    answer_start,
-    example_turns,
-    mended_start,
-    reply_start,
-    reply_starts,
-    retry_start,
-    shape_of,
-)
+from .worked import answer_start, example_turns, reply_start, reply_starts, retry_start, shape_of
 
 __all__ = [
     "answer_start",
-    "mended_start",
     "context_metadata",
     "describe_context",
     "system_prompt",

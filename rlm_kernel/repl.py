@@ -17,7 +17,6 @@ import sys
 import traceback
 import types
 from collections.abc import Callable, Mapping, MutableMapping
-from dataclasses import dataclass
 from typing import Any
 
 from .errors import SubcallTooLarge
@@ -32,7 +31,6 @@ __all__ = [
     "truncate",
     "cut_note",
     "compact_traceback",
-    "Filter",
     "filter_hint",
     "filters",
     "key_error_hint",
@@ -319,30 +317,14 @@ FILTER_ROWS = 200_000  # rows of a frame whose other columns a hint looks throug
 _FEW_VALUES = 12  # a column of no more distinct values than this is shown whole
 
 
-@dataclass(frozen=True)
-class Filter:
-    """``frame["column"] == "value"`` (or ``frame.column``, either side of ``==``) in a step's
-    code, with where ``frame["column"]`` and the value are written (``ast``'s line and column
-    offsets)."""
-
-    frame: str
-    column: str
-    value: str
-    column_at: tuple[int, int, int, int]
-    value_at: tuple[int, int, int, int]
-
-
-def _at(node: ast.expr) -> tuple[int, int, int, int]:
-    return node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or 0
-
-
-def filters(code: str) -> list[Filter]:
-    """The comparisons of a frame's column to a string in ``code``, in order."""
+def filters(code: str) -> list[tuple[str, str, str]]:
+    """``(frame, column, value)`` of each ``frame["column"] == "value"`` (or ``frame.column``,
+    either side of ``==``) in ``code``, in order, once each."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
         return []
-    found: list[Filter] = []
+    found: dict[tuple[str, str, str], None] = {}
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq)):
             continue
@@ -352,10 +334,10 @@ def filters(code: str) -> list[Filter]:
             if isinstance(side, ast.Subscript) and isinstance(side.value, ast.Name):
                 key = side.slice
                 if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                    found.append(Filter(side.value.id, key.value, other.value, _at(side), _at(other)))
+                    found[(side.value.id, key.value, other.value)] = None
             elif isinstance(side, ast.Attribute) and isinstance(side.value, ast.Name):
-                found.append(Filter(side.value.id, side.attr, other.value, _at(side), _at(other)))
-    return found
+                found[(side.value.id, side.attr, other.value)] = None
+    return list(found)
 
 
 def filter_hint(code: str, namespace: Mapping[str, Any]) -> str:
@@ -367,9 +349,7 @@ def filter_hint(code: str, namespace: Mapping[str, Any]) -> str:
     if pd is None:
         return ""
     try:
-        said = _misses(
-            pd, list(dict.fromkeys((f.frame, f.column, f.value) for f in filters(code))), namespace
-        )
+        said = _misses(pd, filters(code), namespace)
     except Exception:  # noqa: BLE001 - a frame of odd values costs the hint, never the step
         return ""
     return "".join(f"Hint: {line}\n" for line in said)

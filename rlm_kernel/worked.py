@@ -24,7 +24,6 @@ from typing import Any
 
 from .helpers import looks_like_csv, search_text
 from .lm.base import Message
-from .repl import filters
 from .structured import LOADS, ROW_LOADS
 
 __all__ = [
@@ -35,7 +34,6 @@ __all__ = [
     "reply_starts",
     "retry_start",
     "answer_start",
-    "mended_start",
     "two_hops",
 ]
 
@@ -889,46 +887,6 @@ def answer_start(code: str, output: str) -> tuple[str, str | None] | None:
     if not printed or printed[1] in ("answer", "context") or not shown or "\n" in shown or len(shown) > 200:
         return None
     return f'```repl\nanswer["content"] = str({printed[1]})\n', None
-
-
-# A filter hint (rlm_kernel.repl.filter_hint) that names the one mend: the value is in one other
-# column, or written one other way in this one.
-_HELD_ELSEWHERE = re.compile(r"^Hint: No row of (\w+)\[(.+?)\] is (.+?); \w+\[(.+?)\] holds it\.$", re.M)
-_WRITTEN_OTHERWISE = re.compile(
-    r"^Hint: No row of (\w+)\[(.+?)\] is (.+?); close values in it: ('.*?'|\".*?\")\.$", re.M
-)
-
-
-def mended_start(code: str, output: str) -> tuple[str, str | None] | None:
-    """How the reply after a step whose filter matched no row begins, where the step's filter
-    hint names the mend: the step's code again, with the column that holds the value (or the
-    value as the column writes it). A small model shown the hint otherwise answers the 0 or NaN
-    the empty filter gave. None where no hint names one mend."""
-    mends: dict[tuple[str, str, str], tuple[str | None, str | None]] = {}
-    try:
-        for found in _HELD_ELSEWHERE.finditer(output):
-            frame, column, value, other = found[1], *map(ast.literal_eval, found.group(2, 3, 4))
-            mends[(frame, column, value)] = (other, None)
-        for found in _WRITTEN_OTHERWISE.finditer(output):
-            frame, column, value, written = found[1], *map(ast.literal_eval, found.group(2, 3, 4))
-            mends[(frame, column, value)] = (None, written)
-    except (ValueError, SyntaxError):
-        return None
-    edits: list[tuple[tuple[int, int, int, int], str]] = []
-    for f in filters(code):
-        column, value = mends.get((f.frame, f.column, f.value), (None, None))
-        if column is not None:
-            edits.append((f.column_at, f"{f.frame}[{json.dumps(column)}]"))
-        if value is not None:
-            edits.append((f.value_at, json.dumps(value)))
-    if not edits:
-        return None
-    lines = code.splitlines()
-    for (line, start, end_line, end), text in sorted(edits, reverse=True):
-        if line != end_line:
-            return None
-        lines[line - 1] = lines[line - 1][:start] + text + lines[line - 1][end:]
-    return "```repl\n" + "\n".join(lines) + "\n", None
 
 
 _MISSING = re.compile(r"KeyError: '([^'\n]+)'\nHint: Close column names: '([^'\n]+)'\.")

@@ -434,32 +434,6 @@ def test_after_a_step_that_printed_one_value_the_small_profile_reply_answers_wit
     assert run.receive_execution(ok("1\n"), answer_ready=False).prefill is None
 
 
-def test_after_a_filter_that_matched_no_row_the_small_profile_reply_is_the_step_mended_as_its_hint_says():
-    def after(step: str, out: str, error: str | None = None) -> str | None:
-        run, _ = make_run(prompt_profile="small")
-        run.start()
-        run.receive_reply(reply(f"```repl\n{step}\n```"))
-        return run.receive_execution(ok(out, error=error), answer_ready=False).prefill
-
-    step = 'import pandas as pd\ndf = pd.DataFrame(context)\nt = df[df["method"] == "Measure T"]\nn = len(t)\nprint(n)'
-    hint = "Hint: No row of df['method'] is 'Measure T'; df['contest'] holds it.\n"
-    assert after(step, f"0\n{hint}") == "```repl\n" + step.replace('df["method"]', 'df["contest"]') + "\n"
-    # the same after a step that failed on the empty filter; and a value written otherwise
-    step = 'n = df.loc[df.choice == "yes", "votes"].idxmax()\nprint(n)'
-    error = (
-        'Traceback (most recent call last):\n  File "<rlm-step-1>", line 1, in <module>\n'
-        "ValueError: attempt to get argmax of an empty sequence\n"
-        "Hint: No row of df['choice'] is 'yes'; close values in it: 'Yes'.\n"
-    )
-    assert (
-        after(step, error, error) == '```repl\nn = df.loc[df.choice == "Yes", "votes"].idxmax()\nprint(n)\n'
-    )
-    # a hint with no one mend (two columns hold it; only the column's values): the reply is the model's
-    for told in ("df['contest'] and df['note'] hold it.", "its values: 'Day', 'Mail'."):
-        out = f"0\nHint: No row of df['method'] is 'Measure T'; {told}\n"
-        assert after("n = int((df['method'] == 'Measure T').sum())\nprint(n)", out) is None
-
-
 def test_a_column_named_without_its_nested_prefix_is_named_in_full_where_the_reply_writes_it_anew():
     from rlm_kernel.worked import retry_start
 
