@@ -255,6 +255,18 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
         ["--tasks", "sniah,records", "--lengths", "8k,32k", "-n", "10", "--methods", "rlm", "--model-name",
          "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--votes", "1"],
     ),
+    "regress-6-0.5b": (
+        "regress-0.5b again after the seventh change of the small profile (the questions of rows worded "
+        "most like the root's, the filter hint and its mend)",
+        ["--tasks", "sniah,records", "--lengths", "8k,32k", "-n", "10", "--methods", "rlm", "--model-name",
+         "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--votes", "1"],
+    ),
+    "regress-7-0.5b": (
+        "regress-6-0.5b again after its records miss: the questions of rows shown are the five of "
+        "before, and one more only where the question shares two or more words of substance with it",
+        ["--tasks", "sniah,records", "--lengths", "8k,32k", "-n", "10", "--methods", "rlm", "--model-name",
+         "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--votes", "1"],
+    ),
     "holdout-7-0.5b-one-root": (
         "Four kinds of data held out from the seventh change of the small profile (see "
         "holdout-2026-12g/README.md), test split, with the bundled 0.5B model and one root: measured once "
