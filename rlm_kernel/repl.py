@@ -32,7 +32,6 @@ __all__ = [
     "cut_note",
     "compact_traceback",
     "filter_hint",
-    "filters",
     "key_error_hint",
     "no_match_hint",
     "step_filename",
@@ -317,7 +316,7 @@ FILTER_ROWS = 200_000  # rows of a frame whose other columns a hint looks throug
 _FEW_VALUES = 12  # a column of no more distinct values than this is shown whole
 
 
-def filters(code: str) -> list[tuple[str, str, str]]:
+def _filters(code: str) -> list[tuple[str, str, str]]:
     """``(frame, column, value)`` of each ``frame["column"] == "value"`` (or ``frame.column``,
     either side of ``==``) in ``code``, in order, once each."""
     try:
@@ -349,15 +348,16 @@ def filter_hint(code: str, namespace: Mapping[str, Any]) -> str:
     if pd is None:
         return ""
     try:
-        said = _misses(pd, filters(code), namespace)
+        said = _misses(pd, _filters(code), namespace)
     except Exception:  # noqa: BLE001 - a frame of odd values costs the hint, never the step
         return ""
     return "".join(f"Hint: {line}\n" for line in said)
 
 
-def _misses(pd: Any, filters: list[tuple[str, str, str]], namespace: Mapping[str, Any]) -> list[str]:
+def _misses(pd: Any, asked: list[tuple[str, str, str]], namespace: Mapping[str, Any]) -> list[str]:
+    """What the hint says of each filter whose value no row of its frame's column holds."""
     said: list[str] = []
-    for name, column, value in filters:
+    for name, column, value in asked:
         frame = namespace.get(name)
         if not isinstance(frame, pd.DataFrame) or column not in frame.columns or len(said) == FILTER_HINTS:
             continue
