@@ -368,11 +368,8 @@ def _misses(pd: Any, asked: list[tuple[str, str, str]], namespace: Mapping[str, 
         if (texts == value).any() or (held == value).any():
             continue
         where = f"{name}[{column!r}]"
-        others = [
-            f"{name}[{c!r}]"
-            for c in frame.columns
-            if c != column and len(frame) <= FILTER_ROWS and (frame[c].astype(str) == value).any()
-        ]
+        looked = frame.columns if len(frame) <= FILTER_ROWS else []
+        others = [f"{name}[{c!r}]" for c in looked if c != column and (frame[c].astype(str) == value).any()]
         distinct = list(dict.fromkeys(texts))
         close = [v for v in distinct if v.strip().casefold() == value.strip().casefold()]
         close = close or difflib.get_close_matches(value, distinct[:2000], n=3, cutoff=0.75)
