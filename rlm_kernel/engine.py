@@ -58,7 +58,7 @@ from .errors import RLMError
 from .events import ProposalRejected, RootReply, RunStarted, StepFinished, StepStarted
 from .executors.base import ExecResult
 from .lm.base import Completion, Message, without_repeats
-from .loops import LOOP_RESAMPLES, LOOP_TURNS, distinct
+from .loops import LOOP_RESAMPLES, LOOP_TURNS, Loop, distinct, lesson
 from .protocol import (
     FinalDirective,
     code_blocks,
@@ -315,25 +315,35 @@ class RLMRun(CoPiloting):
         return self._advance()
 
     # -- loops -------------------------------------------------------------------------
-    def _resample(self, why: tuple[str, str], notes: list[str]) -> AskRoot | Compact | Finish:
+    def _resample(self, why: Loop, notes: list[str]) -> AskRoot | Compact | Finish:
         """The last reply is a loop: set aside and the turn asked again, sampled, with a note on
         why; past ``LOOP_RESAMPLES`` a turn (or once sampling gave the same reply again), kept,
         with the note as the next turn's request; past ``LOOP_TURNS`` such turns in a row, the
-        run ends in an error, not in a slow walk to its last iteration."""
+        run ends in an error, not in a slow walk to its last iteration. A reply that repeats the
+        failed step just before it rewinds the turn too: the failed reply and its output are set
+        aside, and the request that led to it is asked again with the error's lesson, for a small
+        model copies the failed code it sees, however it is sampled."""
         loops = self._loops
         if not loops.resampled:  # once a turn, however many of its replies loop
-            self._warn("repetition", f"Root reply {self.turns} {why[0]}; it was not run.")
-        note = why[1]
+            self._warn("repetition", f"Root reply {self.turns} {why.warning}; it was not run.")
+        note = why.note
         # sampled, the same reply again: so would the next be
         if loops.resampled >= LOOP_RESAMPLES or self.messages[-1]["content"] == loops.set_aside:
             loops.looped_turns += 1
             if loops.looped_turns >= LOOP_TURNS:
-                error = f"the root {why[0]}, {loops.looped_turns} turns in a row, and could not get out of it"
+                turns = loops.looped_turns
+                error = f"the root {why.warning}, {turns} turns in a row, and could not get out of it"
                 return self._finish(self.response, error, "error")
             return self._next_turn("\n\n".join([*notes, note]))
         loops.resampled += 1
         rejected = self.messages.pop()
         loops.set_aside = rejected["content"]
+        rewound = self._rewinds(why)
+        if rewound:
+            del self.messages[-2:]  # the failed reply and its output
+            note = f"Your code for this, step {why.failed}, failed ({why.error}). Write other code."
+            self._chars = sum(len(m["content"]) for m in self.messages)
+            self._counted = (0, 0)
         sampling = fresh_sampling(f"{self.run_id}:loop:{self.iterations}")
         last = self.messages[-1]
         added = "" if note in last["content"] else note  # said once, however often it is set aside
@@ -348,9 +358,24 @@ class RLMRun(CoPiloting):
                 reply=rejected["content"],
                 added=added,
                 sampling=sampling,
+                rewound=rewound,
             )
         )
         return self._ask_again(sampling)
+
+    def _rewinds(self, why: Loop) -> bool:
+        """Whether a loop rewinds its turn: it repeats the step that failed last, the root's own
+        and alone in the turn before (its output the step's alone: no human cells or hints)."""
+        last = self.messages[-2:]
+        return (
+            why.failed == self.steps
+            and not self._reproposing
+            and len(self.messages) - 2 >= self._fixed
+            and [m["role"] for m in last] == ["assistant", "user"]
+            and len(code_blocks(last[0]["content"])) == 1
+            and last[1]["content"].startswith(f"Output of step {why.failed}:")
+            and "\n\nHint from the human: " not in last[1]["content"]
+        )
 
     def _advance(self) -> Action:
         """Next block of the current reply, or its FINAL, or the next turn."""
@@ -410,7 +435,7 @@ class RLMRun(CoPiloting):
                 self._retries.add(self.turns + 1)
         elif self._starts.get(1) and not answer_ready and (start := prompts.answer_start(self._code, full)):
             self._starts[self.turns + 1] = start  # the small profile's: it answers with what it printed
-        failure = (self._last_failure or "an error") if result.error else None
+        failure = lesson(result.error) if result.error else None
         self._loops.step_ran(
             self._code, self._executing, failure, whole=not pending.blocks, answer_ready=answer_ready
         )

@@ -232,6 +232,9 @@ class ProposalRejected(Event):
     reply: str
     added: str = ""  # what came while the step waited (the human's cells, hints), added to the request
     sampling: dict[str, Any] | None = None  # the new request's temperature and seed
+    # The turn before went with it (a loop of its failed step): its reply and output set aside, its
+    # request asked again with ``added``.
+    rewound: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

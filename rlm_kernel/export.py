@@ -246,12 +246,16 @@ class _Fold:
         if not self.conv.turns:
             return
         # The turn is asked again, with what came while its step waited: the next reply answers it.
-        turn = self.conv.turns.pop()
+        # Rewound, the turn before is asked again (its reply ran and failed: history no more).
+        gone = self.conv.turns[-2 if event.rewound and len(self.conv.turns) > 1 else -1 :]
+        del self.conv.turns[-len(gone) :]
+        turn = gone[0]
         self.compacted = turn.history  # the request asked again follows the same history
         self.asked = f"{turn.user}\n\n{event.added}" if event.added else turn.user
-        self.set_aside = [*turn.rejected, turn.reply]
-        self.proposer = {step: t for step, t in self.proposer.items() if t is not turn}
-        self.proposed.pop(id(turn), None)  # its id may be a later turn's once it is gone
+        self.set_aside = [*(r for t in gone for r in t.rejected), gone[-1].reply]
+        for t in gone:
+            self.proposer = {step: p for step, p in self.proposer.items() if p is not t}
+            self.proposed.pop(id(t), None)  # its id may be a later turn's once it is gone
 
     def step_started(self, event: StepStarted) -> None:
         self.latest[event.step] = event

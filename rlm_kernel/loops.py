@@ -5,11 +5,33 @@ the engine decides what a loop costs (a resample, a note, the run's end)."""
 from __future__ import annotations
 
 import ast
+from typing import NamedTuple
 
 LOOP_RESAMPLES = 2  # replies a turn may set aside as a loop before one is answered with the note alone
 LOOP_TURNS = 2  # turns in a row that end in a loop before the run ends: the root cannot get out of it
 
-__all__ = ["LOOP_RESAMPLES", "LOOP_TURNS", "LoopGuard", "distinct", "echoes", "normal_code"]
+__all__ = ["LOOP_RESAMPLES", "LOOP_TURNS", "Loop", "LoopGuard", "distinct", "echoes", "lesson", "normal_code"]
+
+LESSON_CHARS = 400  # of a failed step's error, in a note on the loop that repeats it
+
+
+class Loop(NamedTuple):
+    """Why a reply's code is a loop: for the warning, for the root's note, and the failed step it
+    repeats (0: another loop) with its error's lesson."""
+
+    warning: str
+    note: str
+    failed: int = 0
+    error: str = ""
+
+
+def lesson(error: str) -> str:
+    """What a failed step's error says, in a line or a few: the exception, then the hints after
+    the traceback (the traceback's frames aside)."""
+    lines = [ln.strip() for ln in error.splitlines() if ln.strip() and not ln[:1].isspace()]
+    hints = [ln for ln in lines if ln.startswith("Hint:")]
+    raised = [ln for ln in lines if not ln.startswith(("Hint:", "Traceback "))][-1:]
+    return " ".join([*raised, *hints])[:LESSON_CHARS] or "an error"
 
 
 class LoopGuard:
@@ -18,7 +40,7 @@ class LoopGuard:
     def __init__(self) -> None:
         # Code that failed, since a reply last ran whole: each reply's blocks up to the failing one
         # (normalised, see normal_code) -> the failing step and the last line of its error.
-        self.failing: dict[tuple[str, ...], tuple[int, str]] = {}
+        self.failing: dict[tuple[str, ...], tuple[int, str]] = {}  # error: its lesson
         self.ran: list[str] = []  # the current reply's blocks that ran, normalised
         # The last reply that ran whole without an error (normalised) and its last step: the same
         # code again over the same REPL would print the same output.
@@ -27,28 +49,30 @@ class LoopGuard:
         self.set_aside: str | None = None  # the last of them
         self.looped_turns = 0  # turns in a row whose replies all looped
 
-    def reason(self, blocks: list[str], requests: list[str]) -> tuple[str, str] | None:
-        """Why a reply's code is a loop, not run again: (for the warning, for the root's note).
-        ``requests`` are what the root was sent after its first request."""
+    def reason(self, blocks: list[str], requests: list[str]) -> Loop | None:
+        """Why a reply's code is a loop, not run again. ``requests`` are what the root was sent
+        after its first request."""
         if not blocks:
             return None
         codes = [normal_code(b) for b in blocks]
         for ran, (step, error) in self.failing.items():
             if tuple(codes[: len(ran)]) == ran:
-                return (
+                return Loop(
                     f"repeated step {step}, which had failed",
-                    f"Not run: your code repeats step {step}, which failed ({error[:200]}). The same "
+                    f"Not run: your code repeats step {step}, which failed ({error}). The same "
                     "code fails the same way: change it.",
+                    step,
+                    error,
                 )
         if self.last_run is not None and tuple(codes) == self.last_run[0]:
             step = self.last_run[1]
-            return (
+            return Loop(
                 f"repeated step {step}, which had just run",
                 f"Not run: your code is the same as step {step}, which already ran; its output is above. "
                 "Use it: answer, or write different code.",
             )
         if echoes(blocks[0], requests):
-            return (
+            return Loop(
                 "pasted printed output as code",
                 "Not run: your code block is a copy of printed output, not Python. Write code that "
                 "works on the value instead.",
@@ -61,7 +85,7 @@ class LoopGuard:
         self.ran = []
 
     def step_ran(self, code: str, step: int, failure: str | None, *, whole: bool, answer_ready: bool) -> None:
-        """A step of the current reply ran; ``failure`` is the last line of its error, if it raised,
+        """A step of the current reply ran; ``failure`` is its error's lesson, if it raised,
         ``whole`` whether it was the reply's last block."""
         self.ran.append(normal_code(code))
         if failure is not None:

@@ -135,7 +135,7 @@ def branch_at(events: Iterable[Event], step: int, run_id: str | None = None) -> 
         elif isinstance(event, Compacted):  # the root saw its notes in place of the older turns
             messages, compacted = [*messages[: fixed - 1], *(dict(m) for m in event.messages)], event
         elif isinstance(event, ProposalRejected) and messages[-1]["role"] == "assistant":
-            messages.pop()
+            del messages[-3 if event.rewound else -1 :]
             if event.added:  # what came while the step waited went into the request asked again
                 messages[-1] = {**messages[-1], "content": f"{messages[-1]['content']}\n\n{event.added}"}
                 request_at = i

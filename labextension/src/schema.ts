@@ -82,6 +82,7 @@ export interface ProposalRejectedEvent extends EventBase {
   reply: string;
   added: string;
   sampling: Record<string, unknown> | null;
+  rewound: boolean;
 }
 
 export interface CompactedEvent extends EventBase {
@@ -418,7 +419,8 @@ export const EVENT_FIELDS: Record<EventKind, Record<string, FieldSpec>> = {
     turn: {"types": ["number"]},
     reply: {"types": ["string"]},
     added: {"types": ["string"], "default": ""},
-    sampling: {"types": ["object", "null"], "default": null}
+    sampling: {"types": ["object", "null"], "default": null},
+    rewound: {"types": ["boolean"], "default": false}
   },
   compacted: {
     turn: {"types": ["number"]},

@@ -209,7 +209,7 @@ def _conversation(started: RunStarted, own: list[Event], fixed: int) -> list[dic
         elif isinstance(event, Compacted):
             messages = [*messages[: fixed - 1], *(dict(m) for m in event.messages)]
         elif isinstance(event, ProposalRejected) and messages and messages[-1]["role"] == "assistant":
-            messages.pop()
+            del messages[-3 if event.rewound else -1 :]
             if event.added:
                 messages[-1] = {**messages[-1], "content": f"{messages[-1]['content']}\n\n{event.added}"}
     return messages

@@ -10,8 +10,10 @@ from rlm_kernel.config import RLMConfig
 from rlm_kernel.engine import LOOP_RESAMPLES, LOOP_TURNS, AskRoot, Execute, Finish, RLMRun
 from rlm_kernel.events import ProposalRejected, RunWarning, StepStarted
 from rlm_kernel.executors.base import ExecResult
+from rlm_kernel.export import conversations
 from rlm_kernel.lm.base import Completion
 from rlm_kernel.prompts import context_metadata
+from rlm_kernel.rewind import branch_at
 
 NAME_ERROR = (
     "Traceback (most recent call last):\n  Cell In[1], line 1\n    print(df.head())\n"
@@ -133,6 +135,43 @@ def test_a_reply_whose_blocks_repeat_a_failing_reply_up_to_its_error_is_not_run(
     action = run.receive_reply(repl("x = 1", "print(y)", "print('more')"))
     assert isinstance(action, AskRoot) and action.sampling
     assert executed(events) == ["x = 1\n", "print(y)\n"]
+    # a reply of several steps stays in the history: what its first step made is in the REPL
+    (rejected,) = [e for e in events if isinstance(e, ProposalRejected)]
+    assert (
+        not rejected.rewound
+        and action.messages[-2]["content"] == "```repl\nx = 1\n```\n```repl\nprint(y)\n```"
+    )
+
+
+def _bare(messages: list) -> list:
+    return [(m["role"], m["content"]) for m in messages]
+
+
+def test_a_repeat_of_the_step_that_just_failed_rewinds_its_turn_and_every_rebuild_agrees():
+    run, events = make_run()
+    opening = run.start()
+    run.receive_reply(repl("print(df.head())"))
+    run.receive_execution(ExecResult(error=NAME_ERROR + "\nHint: load it first."), answer_ready=False)
+    action = run.receive_reply(repl("print( df.head() )  # again"))
+    assert isinstance(action, AskRoot) and action.turn == 2 and action.sampling
+    # The failed reply and its output are set aside: a model copies the failed code it sees. The
+    # request that led to it is asked again, with what the error said.
+    lesson = "Your code for this, step 1, failed (NameError: name 'df' is not defined Hint: load it first.). Write other code."
+    first = opening.messages[-1]["content"]
+    assert _bare(action.messages) == [*_bare(opening.messages[:-1]), ("user", f"{first}\n\n{lesson}")]
+    (rejected,) = [e for e in events if isinstance(e, ProposalRejected)]
+    assert rejected.rewound and rejected.added == lesson
+    assert run.receive_reply(repl("import pandas as pd\nprint(pd)")) == Execute(
+        2, "import pandas as pd\nprint(pd)\n"
+    )
+    # What the root saw, rebuilt from the events: for a branch, for training data
+    assert _bare(branch_at(events, 2).messages) == _bare(action.messages)
+    (conv,) = conversations(events)
+    assert [(t.user, t.reply) for t in conv.turns] == [
+        (action.messages[-1]["content"], "```repl\nimport pandas as pd\nprint(pd)\n```")
+    ]
+    assert conv.turns[0].rejected == ["```repl\nprint( df.head() )  # again\n```"]
+    assert conv.steps == {1: "print(df.head())\n"}  # the failed step ran: its code is the run's
 
 
 @pytest.mark.parametrize(
