@@ -282,6 +282,28 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
          "--model-name", "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--max-timeout", "600",
          "--votes", "1"],
     ),
+    "holdout-8-0.5b-one-root": (
+        "Four kinds of data held out from the eighth change of the small profile (see "
+        "holdout-2026-12h/README.md), test split, with the bundled 0.5B model and one root: measured once "
+        "after it",
+        ["--tasks", "birding,listening,metrics,parcels", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1"],
+    ),
+    "holdout-8-0.5b-before": (
+        "holdout-8-0.5b-one-root with the code before the eighth change (75e3897: no rewound turn, the "
+        "worked examples of nested records with an item table whatever the data), run from a checkout of "
+        "that commit in the same session: what the change did on data neither version was made on",
+        ["--tasks", "birding,listening,metrics,parcels", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1"],
+    ),
+    "regress-8-0.5b": (
+        "regress-7-0.5b again after the eighth change (a loop of the step that just failed rewinds its "
+        "turn; nested records without lists of records get worked examples of their own)",
+        ["--tasks", "sniah,records", "--lengths", "8k,32k", "-n", "10", "--methods", "rlm", "--model-name",
+         "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--votes", "1"],
+    ),
 }  # fmt: skip
 
 

@@ -272,6 +272,24 @@ _NESTED_EXAMPLES = [
         'n = graz.loc[graz["amount"].idxmax(), "name"]\nprint(n)',
     ),
 ]
+# Records with nested dicts and no lists of records (no item table beside df): the questions of
+# rows over "a.b" columns, with the shops' figures a dict of their own.
+_DOTTED_EXAMPLES = [
+    _NESTED_EXAMPLES[0],
+    (
+        "What is the total revenue of the shops in Graz, to the cent?",
+        'n = round(float(df.loc[df["address.city"] == "Graz", "figures.revenue"].sum()), 2)\nprint(n)',
+    ),
+    (
+        "Which city has the most closed shops?",
+        'n = df.loc[df["status"] == "closed", "address.city"].value_counts().idxmax()\nprint(n)',
+    ),
+    (
+        "On which street is Oak Cafe?",
+        'n = df.loc[df["name"] == "Oak Cafe", "address.street"].iloc[0]\nprint(n)',
+    ),
+]
+_DOTTED_MORE = [_NESTED_EXAMPLES[1]]
 # The same, of a dict of records by name: the names are df's index, and the items' rows.
 _NESTED_DICT_EXAMPLES = [
     _NESTED_EXAMPLES[0],
@@ -286,6 +304,10 @@ _NESTED_DICT_EXAMPLES = [
         'graz = sales_df[sales_df["address.city"] == "Graz"]\n'
         'n = graz.loc[graz["amount"].idxmax(), "row"]\nprint(n)',
     ),
+]
+_DOTTED_DICT_EXAMPLES = [
+    *_DOTTED_EXAMPLES[:3],
+    ("On which street is Oak Cafe?", 'n = df.loc["Oak Cafe", "address.street"]\nprint(n)'),
 ]
 _ROWS_EXAMPLES = [
     ("How many shops are closed?", 'n = sum(1 for r in rows if r["status"] == "closed")\nprint(n)'),
@@ -436,7 +458,7 @@ def _sentences(count: int, needle_at: int | None) -> list[str]:
 def _context(shape: str) -> Any:
     if shape in _TABLE_FORMS:
         return _table_form(shape)
-    if shape in _NESTED_FORMS:
+    if shape in _NESTED_FORMS or shape in _DOTTED_FORMS:
         return _nested(shape)
     if shape == "documents":
         docs = [" ".join(_sentences(12, None)) for _ in range(40)]
@@ -476,6 +498,7 @@ def _context(shape: str) -> Any:
 
 _TABLE_FORMS = ("frame", "csv", "json", "dict", "frames", "columns", "tuples")
 _NESTED_FORMS = ("nested-list", "nested-dict", "nested-key", "nested-json")
+_DOTTED_FORMS = ("dotted-list", "dotted-dict", "dotted-key", "dotted-json")  # no list of records in them
 _NAMES = ["Lind", "Oak", "Mole", "Vale", "Brook", "Fern", "Hill", "Moss", "Reed", "Ash", "Birch"]
 
 
@@ -511,7 +534,10 @@ def _table_form(shape: str) -> Any:
 
 
 def _nested(shape: str) -> Any:
-    """The shops as records with nested fields: an address, tags, ratings and monthly sales."""
+    """The shops as records with nested fields: an address, tags, ratings and monthly sales, or,
+    as ``dotted-*``, their figures in place of the sales."""
+    dotted = shape in _DOTTED_FORMS
+    shape = shape.replace("dotted-", "nested-")
     shops = [
         {
             "name": f"{_NAMES[i % 11]} {row['kind'].title()}" + ("" if i < 11 else f" {i // 11 + 1}"),
@@ -529,6 +555,10 @@ def _nested(shape: str) -> Any:
         }
         for i, row in enumerate(_context("table")[:120])
     ]
+    if dotted:
+        for shop, row in zip(shops, _context("table"), strict=False):
+            del shop["sales"]
+            shop["figures"] = {"revenue": row["revenue"], "staff": 2 + row["id"] * 7 % 9}
     if shape == "nested-dict":  # by name, as trackers key their runs
         return {shop["name"]: {k: v for k, v in shop.items() if k != "name"} for shop in shops}
     if shape == "nested-key":
@@ -657,6 +687,9 @@ def _examples(shape: str) -> tuple[str, str, list[tuple[str, str]], list[tuple[s
     elif shape in _NESTED_FORMS:
         examples = _NESTED_DICT_EXAMPLES if shape == "nested-dict" else _NESTED_EXAMPLES
         context_shape, load = shape, _load(shape)
+    elif shape in _DOTTED_FORMS:
+        examples = _DOTTED_DICT_EXAMPLES if shape == "dotted-dict" else _DOTTED_EXAMPLES
+        return shape, _load(shape), examples, _DOTTED_MORE
     elif shape == "count-lines":
         context_shape, load, examples = "messages", _LINES_LOAD, _LINES_EXAMPLES
     elif shape in ("files", "records"):
@@ -787,11 +820,13 @@ def _example_shape(meta: Mapping[str, Any], question: str | None) -> str:
     if meta.get("by_columns") or meta.get("by_rows"):
         return "columns" if meta.get("by_columns") else "tuples"
     if "nested" in meta:  # records with nested fields, in the form they come in
+        # with a table of the items of each list of records, or none: nested dicts alone
+        form = "nested" if meta.get("children") else "dotted"
         if meta.get("type") == "str":
-            return "nested-json"
+            return f"{form}-json"
         if "dict" not in str(meta.get("type", "")).lower():
-            return "nested-list"
-        return "nested-dict" if meta["nested"] == "context" else "nested-key"
+            return f"{form}-list"
+        return f"{form}-dict" if meta["nested"] == "context" else f"{form}-key"
     if shape == "table":  # pandas, as the description loads them, unless it said otherwise
         kind = _rows_kind(meta)
         pandas = "pd." in meta["load"] if "load" in meta else _has_pandas()

@@ -448,6 +448,36 @@ def test_the_small_profile_shows_nested_records_worked_in_pandas(form) -> None:
     assert reply_start(meta, "Which run had the lowest loss?") == (f"```repl\n{meta['load']}\n", None)
 
 
+# Records with nested dicts and no list of records in them: one frame of "a.b" columns.
+DOTTED = [
+    {"id": f"o{i}", "customer": {"name": ["ana", "bo"][i % 2], "address": {"zip": f"{1000 + i}"}}, "total": i}
+    for i in range(30)
+]
+
+
+@pytest.mark.parametrize("form", ["list", "dict", "under a key", "json"])
+def test_nested_records_with_no_list_of_records_are_worked_over_dotted_columns_alone(form) -> None:
+    pytest.importorskip("pandas")
+    context: Any = {
+        "list": DOTTED,
+        "dict": {r["id"]: r for r in DOTTED},
+        "under a key": {"exported": "2024-01-02", "orders": DOTTED},
+        "json": json.dumps(DOTTED),
+    }[form]
+    meta = context_metadata(context)
+    assert "children" not in meta and "customer.address.zip (str)" in describe_context(meta)
+    turns = opening_messages(
+        profile="small", question="What is the total of ana's orders?", context_meta=meta
+    )
+    code = "\n".join(t["content"] for t in turns[1:-1] if t["role"] == "assistant")
+    # the examples' data is nested as the real one is: no table of items to copy, dotted columns
+    assert "pd.json_normalize(" in code and '"row"' not in code and "_df" not in code
+    assert '"figures.revenue"' in code and '"address.city"' in code
+    shown = [t["content"] for t in turns[1:-1] if t["role"] == "user" and "Question:" in t["content"]]
+    assert len(shown) == 4 and all("figures.revenue (float64)" in t and "_df" not in t for t in shown)
+    assert ('df.loc["Oak Cafe", "address.street"]' in code) == (form == "dict")  # names are the index
+
+
 def test_pages_of_items_load_the_items_as_df_and_the_pages_beside_them() -> None:
     pytest.importorskip("pandas")
     pages = [
