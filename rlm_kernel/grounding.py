@@ -29,9 +29,9 @@ for one its code computed):
    item points to, the first hop, "not the value asked for". (Checked before rule 3's passes.)
 
 6. The code found nothing: the answer is a count of 0 (or a 0 where a name is asked for: "who",
-   "give the name"), an empty or missing value (``None``,
-   ``nan``, ``[]``, an empty DataFrame or Series), or says that nothing was found: "the code found
-   nothing". A filter that matches no item most often writes a value otherwise than the data does
+   "give the name"), an empty or missing value (``None``, ``nan``, ``[]``, ``Counter()``, an
+   empty DataFrame, Series or array), or says that nothing was found: "the code found nothing".
+   A filter that matches no item most often writes a value otherwise than the data does
    (its case, spelling or format), so the root is sent back to look once; a true zero keeps its
    warning. This holds for computed answers too.
 
@@ -190,8 +190,13 @@ FOUND_NOTHING = (
     "the code found nothing (a count of 0, or an empty value); a filter that matches no item often "
     "writes a value otherwise than the data does, so print the values it compares"
 )
+# Nothing, as Python, pandas and numpy print it: an empty collection of the standard library's
+# (``Counter()``, ``deque([])``, ``defaultdict(<class 'int'>, {})``), an empty frame, series, index
+# or array
 _EMPTY_VALUE = re.compile(
-    r"(?:none|nan|nat|null|\[\]|\{\}|\(\)|set\(\)|empty (?:dataframe|series)\b.*|series\(\[\].*)",
+    r"(?:none|nan|nat|null|\[\]|\{\}|\(\)|(?:set|frozenset|counter|ordereddict)\(\)|deque\(\[\].*\)"
+    r"|defaultdict\(.*, \{\}\)|(?:dict_keys|dict_values|dict_items)\(\[\]\)"
+    r"|empty (?:dataframe|series)\b.*|(?:series|index|array)\(\[\].*)",
     re.IGNORECASE | re.DOTALL,
 )
 _ZERO = re.compile(r"0(?:\.0+)?")
