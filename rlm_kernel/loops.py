@@ -39,8 +39,8 @@ class LoopGuard:
 
     def __init__(self) -> None:
         # Code that failed, since a reply last ran whole: each reply's blocks up to the failing one
-        # (normalised, see normal_code) -> the failing step and the last line of its error.
-        self.failing: dict[tuple[str, ...], tuple[int, str]] = {}  # error: its lesson
+        # (normalised, see normal_code) -> the failing step and its error's lesson.
+        self.failing: dict[tuple[str, ...], tuple[int, str]] = {}
         self.ran: list[str] = []  # the current reply's blocks that ran, normalised
         # The last reply that ran whole without an error (normalised) and its last step: the same
         # code again over the same REPL would print the same output.
