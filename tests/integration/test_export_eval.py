@@ -62,7 +62,7 @@ class Roots:
 
     @staticmethod
     def reply(behaviour: str, answer: str, turn: int) -> str:
-        look = repl("i = context.find('?')\nprint(len(context), i)")
+        look = repl("i = str(context).find('?')\nprint(len(context), i)")  # whatever the context's type
         if behaviour == "one-turn":
             return repl(f"FINAL({json.dumps('It is ' + answer)})")
         if behaviour == "long":

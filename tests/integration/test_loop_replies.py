@@ -1,6 +1,7 @@
 """No loop runs twice, through the real SDK and a real HTTP server: a reply that repeats a failing
 step, or pastes the last output back as code, is not run; the root is asked again, sampled, with
-a one-line note, and the run goes on to its answer. An answer that is an error message is sent
+a one-line note (a repeat of the step that just failed, from the request before that step), and
+the run goes on to its answer. An answer that is an error message is sent
 back."""
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ def test_a_repeated_failing_step_and_a_pasted_output_are_not_run(scripted_server
         scripted_server,
         [
             repl(FAILING),  # NameError
-            repl(f"# again\n{FAILING}"),  # the same code: not run, asked again
-            repl("Output of step 1:\nNameError: name 'frame' is not defined"),  # pasted back: not run
+            repl(f"# again\n{FAILING}"),  # the same code: not run, and its turn is rewound
             repl(FIXED),
+            repl("Output of step 2:\nGraz"),  # printed output pasted back: not run, asked again
             repl(DONE),
         ],
     )
@@ -41,15 +42,20 @@ def test_a_repeated_failing_step_and_a_pasted_output_are_not_run(scripted_server
     assert ran == [FAILING, FIXED, DONE]
     roots = [r for r in scripted_server.requests if r.is_root]
     assert len(roots) == 5
-    # the first two asked again at a temperature above zero, each with its note at the end
-    assert [r.body.get("temperature", 0) > 0 for r in roots] == [False, False, True, True, False]
-    assert roots[2].last_user.endswith("The same code fails the same way: change it.")
-    assert "copy of printed output" in roots[3].last_user.rsplit("\n\n", 1)[-1]
-    # the traceback went to the root in one turn, asked three times; the fix came in the next
+    # each loop asked again at a temperature above zero, with its note at the end
+    assert [r.body.get("temperature", 0) > 0 for r in roots] == [False, False, True, False, True]
+    # the repeat rewound its turn: the first request again, with what the error said, and the
+    # failed code out of view
+    assert roots[2].last_user.endswith("failed (NameError: name 'frame' is not defined). Write other code.")
+    assert roots[2].last_user.startswith(roots[0].last_user)
+    assert not any(FAILING in m["content"] for m in roots[2].messages if m["role"] == "assistant")
+    assert "copy of printed output" in roots[4].last_user.rsplit("\n\n", 1)[-1]
+    # the traceback went to the root once; the rewound request is turn 2 asked again
     requests = [e for e in result.trajectory if e.kind == "root_request"]
     assert [e.turn for e in requests] == [1, 2, 3]
     assert ["NameError: name 'frame' is not defined" in e.content for e in requests] == [False, True, False]
-    assert [e.code for e in result.trajectory if e.kind == "warning"] == ["repetition"]
+    assert [e.rewound for e in result.trajectory if e.kind == "proposal_rejected"] == [True, False]
+    assert [e.code for e in result.trajectory if e.kind == "warning"] == ["repetition", "repetition"]
 
 
 def test_an_answer_that_is_a_sub_calls_error_is_sent_back(scripted_server):
