@@ -46,6 +46,18 @@ for one its code computed):
    the answer is one of the question's phrases (a choice among them); a phrase shorter than five
    characters, an argument list (``*args``) or a format (``YYYY-MM-DD``) is not held to it.
 
+8. The question asks in a unit of time, size or length ("how many minutes", "in MB", "in km") and
+   the run's code reads a field named in another unit of the same measure (``duration_ms``,
+   ``size_bytes``, ``distance_m``) with no arithmetic on a number and no conversion
+   (``timedelta``, ``total_seconds``): "the question asks in minutes and the code reads
+   duration_ms (milliseconds) without converting". A sum in the data's own unit is not the one
+   asked for. Checked for any answer with a number, computed or written out.
+
+9. The answer is a whole collection as Python prints it: a pandas Series (its ``dtype:`` footer),
+   a long DataFrame (``[n rows x m columns]``), or a Counter or defaultdict that holds something,
+   where the question does not ask for several values (list, each, every, per, all): "it is a
+   whole Series, DataFrame or Counter as Python prints it, not the one value asked for".
+
 Yes/no answers are not held to rule 3.
 
 Error text and the tools' own words are no support for any answer: before the rules, the lines of
@@ -67,6 +79,7 @@ from .worked import two_hops
 
 __all__ = [
     "FOUND_NOTHING",
+    "WHOLE_COLLECTION",
     "unsupported",
     "written_in",
     "verify_prompt",
@@ -163,7 +176,7 @@ def unsupported(
 ) -> str | None:
     """Why ``answer`` is not supported by ``outputs`` (what the run's steps printed), or None.
     ``written``: the root wrote the answer out (see :func:`written_in`), rather than code computing it.
-    ``code``: the run's code, all its steps (rule 7)."""
+    ``code``: the run's code, all its steps (rules 7 and 8)."""
     text = answer.strip().strip("\"'`\u2018\u2019\u201c\u201d").strip()
     if not text:
         return None  # the engine reports an empty answer itself
@@ -172,6 +185,10 @@ def unsupported(
     question = question or ""
     if _found_nothing(question, text):
         return FOUND_NOTHING
+    if _WHOLE_COLLECTION.search(text) and not _MANY.search(question):
+        return WHOLE_COLLECTION
+    if code is not None and (unconverted := _unconverted(question, code)) and _NUMBER.search(text):
+        return unconverted
     if code is not None and not written and (unused := _unused(question, code, text)):
         return f"the code never used {unused}, which the question names"
     quantity = _asks_quantity(question)
@@ -183,6 +200,67 @@ def unsupported(
     if not written or not (numbers or own):
         return None  # computed by the code, or nothing of its own to look for
     return _not_printed(question, text, outputs, quantity, numbers, own)
+
+
+WHOLE_COLLECTION = (
+    "it is a whole Series, DataFrame or Counter as Python prints it, not the one value asked for; "
+    "take that value out of it"
+)
+# How pandas and the standard library print a collection of several values: a Series' or a long
+# frame's footer, a Counter or defaultdict that holds something.
+_WHOLE_COLLECTION = re.compile(
+    r"^(?:Name: [^\n]*, )?(?:Length: \d+, )?dtype: \w+$|^\[\d+ rows x \d+ columns\]$"
+    r"|\A(?:Counter|defaultdict|OrderedDict)\(.*:",
+    re.MULTILINE,
+)
+# A question that asks for several values, which a printed collection may answer.
+_MANY = re.compile(r"\b(?:list|each|every|per|all|breakdown|table|counts)\b", re.IGNORECASE)
+# Units a question asks in and a field's name may carry, by what they measure (a word of the
+# question; a part of a name, split at ``_``, ``.``, ``-`` and lower-to-upper case).
+_UNITS = {
+    "time": {
+        "milliseconds": ("milliseconds", "ms millis milliseconds"),
+        "seconds": ("seconds secs", "s sec secs seconds"),
+        "minutes": ("minutes mins", "min mins minutes"),
+        "hours": ("hours hrs", "h hr hrs hours"),
+    },
+    "size": {
+        "bytes": ("bytes", "bytes"),
+        "kilobytes": ("kilobytes kb kib", "kb kib kilobytes"),
+        "megabytes": ("megabytes mb mib", "mb mib megabytes"),
+        "gigabytes": ("gigabytes gb gib", "gb gib gigabytes"),
+    },
+    "length": {
+        "metres": ("metres meters", "m meters metres"),
+        "kilometres": ("kilometres kilometers km", "km kilometers kilometres"),
+        "miles": ("miles", "mi miles"),
+    },
+}
+_NAME = re.compile(r"[A-Za-z_][\w.-]*")
+_NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+# Arithmetic with a number, or a library's conversion: code that may have changed the unit.
+_CONVERTS = re.compile(r"[*/]\s*\(?\s*\d|\d\s*\)?\s*[*/]|timedelta|total_seconds", re.IGNORECASE)
+_CALLED = re.compile(r"\w+(?=\()")  # a function's or method's name (``.min()``), not a field's
+
+
+def _unconverted(question: str, code: str) -> str | None:
+    """Why the code's number is in a unit other than the one asked (rule 8), or None: the question
+    asks in one unit (minutes) and the code reads a field named in another of the same measure
+    (``duration_ms``) with no arithmetic on any number and no conversion."""
+    words = {w.lower() for w in re.findall(r"(?<![\w.])[A-Za-z]+(?![\w.])", question)}
+    if _CONVERTS.search(code):
+        return None
+    for units in _UNITS.values():
+        asked = [u for u, (said, _) in units.items() if words & set(said.split())]
+        if len(asked) != 1:
+            continue
+        for name in _NAME.findall(_CALLED.sub(" ", code)):
+            parts = {p.lower() for p in _NAME_PART.findall(name)} if len(name) > 2 else set()
+            held = [u for u, (_, parts_of) in units.items() if parts & set(parts_of.split())]
+            if held and asked[0] not in held:
+                said = f"the question asks in {asked[0]} and the code reads {name} ({held[0]})"
+                return f"{said} without converting"
+    return None
 
 
 TABLE = "the question asks for a quantity and the answer is a printed table or list of lines, not one value"

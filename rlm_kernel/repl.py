@@ -339,6 +339,62 @@ def _filters(code: str) -> list[tuple[str, str, str]]:
     return list(found)
 
 
+# A date written as the question writes it, and how pandas writes a datetime that way.
+_DATE_FORMS = {"year": "%Y", "month": "%Y-%m", "day": "%Y-%m-%d"}
+
+
+def _date_shape(value: str) -> str:
+    """``year``, ``month`` or ``day`` for ``2024``, ``2024-04`` or ``2024-04-07``; else ``""``."""
+    found = re.fullmatch(r"(?:19|20)\d\d(-[01]\d(-[0-3]\d)?)?", value.strip())
+    if not found:
+        return ""
+    return "day" if found.group(2) else "month" if found.group(1) else "year"
+
+
+# A day, as a question writes one: 01/17/2024, 2024.01.17, 17 Jan 2024, January 17, 2024.
+_A_DAY = re.compile(
+    r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|\d{1,2} [A-Za-z]{3,9},? \d{4}|[A-Za-z]{3,9} \d{1,2},? \d{4}"
+)
+
+
+def _same_date(pd: Any, texts: list[str], value: str) -> str | None:
+    """The text among ``texts`` (a column's, all of them dates without a time) that is the day
+    ``value`` names written otherwise (``'2024-01-17'`` for ``'01/17/2024'``), else None."""
+    if not _A_DAY.fullmatch(value.strip()):
+        return None
+    try:
+        day = pd.Timestamp(pd.to_datetime(value.strip()))
+        dates = pd.to_datetime(pd.Series(texts[:2000]), errors="coerce", format="mixed")
+    except (ValueError, TypeError, OverflowError):
+        return None
+    if dates.isna().mean() > 0.5 or (dates.dropna() != dates.dropna().dt.normalize()).any():
+        return None
+    same = [t for t, d in zip(texts, dates, strict=False) if d == day]
+    return same[0] if same else None
+
+
+def _part_of(frame: Any, value: str) -> tuple[str, str] | None:
+    """A column of ``frame`` and a text of it whose words are some of ``value``'s, or that holds
+    all of them (``'Sonoma'`` for ``'Sonoma County'``): the same thing written shorter or longer.
+    The longest such text of the first column that has one."""
+    words = set(re.findall(r"\w+", value.casefold()))
+    if len(words) < 2 and len(value) < 4:
+        return None
+    for column in frame.columns:
+        texts = [t for t in dict.fromkeys(frame[column].dropna().astype(str)) if len(t) >= 3][:2000]
+        fits = [
+            t
+            for t in texts
+            if (own := set(re.findall(r"\w+", t.casefold())))
+            and own != words
+            and (own < words or (words < own and len(own) <= len(words) + 2))
+            and not all(w.isdigit() for w in own)
+        ]
+        if fits:
+            return str(column), max(fits, key=len)
+    return None
+
+
 def filter_hint(code: str, namespace: Mapping[str, Any]) -> str:
     """For a step that compared a DataFrame's column to a value none of its rows hold
     (``df["method"] == "Measure T"``): where that value is (in another column, or written
@@ -364,23 +420,39 @@ def _misses(pd: Any, asked: list[tuple[str, str, str]], namespace: Mapping[str, 
         if frame.empty:  # a frame an earlier filter emptied: that one's hint says why
             continue
         held = frame[column].dropna()
-        texts = held.astype(str)
-        if (texts == value).any() or (held == value).any():
+        if (held.astype(str) == value).any() or (held == value).any():
             continue
-        where = f"{name}[{column!r}]"
-        looked = frame.columns if len(frame) <= FILTER_ROWS else []
-        others = [f"{name}[{c!r}]" for c in looked if c != column and (frame[c].astype(str) == value).any()]
-        distinct = list(dict.fromkeys(texts))
-        close = [v for v in distinct if v.strip().casefold() == value.strip().casefold()]
-        close = close or difflib.get_close_matches(value, distinct[:2000], n=3, cutoff=0.75)
-        if others:
-            holds = "hold" if len(others) > 1 else "holds"
-            said.append(f"No row of {where} is {value!r}; {' and '.join(others)} {holds} it.")
-        elif close:
-            said.append(f"No row of {where} is {value!r}; close values in it: {', '.join(map(repr, close))}.")
-        elif len(distinct) <= _FEW_VALUES:
-            said.append(f"No row of {where} is {value!r}; its values: {', '.join(map(repr, distinct))}.")
-        else:
-            shown = ", ".join(map(repr, distinct[:5]))
-            said.append(f"No row of {where} is {value!r}; {len(distinct):,} values, such as {shown}.")
+        said.append(
+            f"No row of {name}[{column!r}] is {value!r}{_where_it_is(pd, name, frame, column, value)}"
+        )
     return said
+
+
+def _where_it_is(pd: Any, name: str, frame: Any, column: str, value: str) -> str:
+    """The rest of the hint on a value no row of ``frame[column]`` is: where it is (in another
+    column, written otherwise, with fewer or more words), how a column of datetimes is compared,
+    or what the column holds."""
+    where = f"{name}[{column!r}]"
+    held = frame[column].dropna()
+    if pd.api.types.is_datetime64_any_dtype(held) and (form := _DATE_FORMS.get(_date_shape(value))):
+        hits = int((held.dt.strftime(form) == value).sum())
+        return (
+            f": it holds datetimes, and == compares whole ones; "
+            f"{where}.dt.strftime({form!r}) == {value!r} matches {hits:,} rows."
+        )
+    looked = frame.columns if len(frame) <= FILTER_ROWS else []
+    others = [f"{name}[{c!r}]" for c in looked if c != column and (frame[c].astype(str) == value).any()]
+    if others:
+        return f"; {' and '.join(others)} {'hold' if len(others) > 1 else 'holds'} it."
+    distinct = list(dict.fromkeys(held.astype(str)))
+    close = [v for v in distinct if v.strip().casefold() == value.strip().casefold()]
+    close = close or difflib.get_close_matches(value, distinct[:2000], n=3, cutoff=0.75)
+    if close:
+        return f"; close values in it: {', '.join(map(repr, close))}."
+    if same := _same_date(pd, distinct, value):
+        return f"; the same date in it: {same!r}."
+    if part := _part_of(frame[looked], value):
+        return f"; {name}[{part[0]!r}] holds {part[1]!r}."
+    if len(distinct) <= _FEW_VALUES:
+        return f"; its values: {', '.join(map(repr, distinct))}."
+    return f"; {len(distinct):,} values, such as {', '.join(map(repr, distinct[:5]))}."

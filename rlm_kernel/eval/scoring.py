@@ -1,9 +1,9 @@
 """Scorers: how an answer compares with the expected one, as a number from 0 to 1.
 
 - ``contains``: the expected string is in the answer (case and spacing ignored); S-NIAH's score.
-- ``exact``: the same answer. Numbers compare as numbers (``1,234.50`` equals ``1234.5``; the last
-  number in the answer is the one read); text compares without case, spacing, quotes, a final
-  period or a code fence around it.
+- ``exact``: the same answer. Numbers compare as numbers (``1,234.50`` equals ``1234.5``, and
+  ``6.77706027e+08`` equals ``677706027``; the last number in the answer is the one read); text
+  compares without case, spacing, quotes, a final period or a code fence around it.
 - ``numeric``: ``0.75 ** |answer - expected|`` (OOLONG's numeric score).
 - ``approx``: 1 when the answer's last number is within 2% of the expected one (and always within
   1 of it: ``|answer - expected| <= max(1, 0.02 * |expected|)``), else 0; for counts that need a
@@ -32,7 +32,7 @@ __all__ = ["SCORERS", "score", "resolve", "parse_number", "parse_pairs", "f1"]
 
 Scorer = Callable[[str, Any], float]
 
-_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _PAIR = re.compile(r"\(?\s*(\d+)\s*[,;]\s*(\d+)\s*\)?")
 _FENCE = re.compile(r"^```[^\n]*\n(.*?)\n?```$", re.S)
 _SPACE = re.compile(r"\s+")
@@ -49,7 +49,7 @@ def _unfence(text: str) -> str:
 
 
 def parse_number(text: str) -> float | None:
-    """The last number in the text (thousands separators allowed), or None."""
+    """The last number in the text (thousands separators and an exponent allowed), or None."""
     found = _NUMBER.findall(text)
     return float(found[-1].replace(",", "")) if found else None
 

@@ -58,6 +58,9 @@ def test_parsers() -> None:
     assert parse_number("between 3 and -4.5") == -4.5
     assert parse_number("12,345 rows") == 12345
     assert parse_number("none") is None
+    assert parse_number("6.77706027e+08") == 677706027  # as Prometheus and numpy write it
+    assert parse_number("1.5E-3 s") == 0.0015
+    assert score("exact", "6.77706027e+08", 677706027) == 1.0
     assert parse_pairs("(10, 2) (3;4) 5, 6 (7, 7)") == {(2, 10), (3, 4), (5, 6)}
     assert f1(set(), set()) == 1.0 and f1({(1, 2)}, set()) == 0.0
 

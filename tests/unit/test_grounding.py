@@ -10,6 +10,7 @@ import pytest
 from rlm_kernel.grounding import (
     FOUND_NOTHING,
     TABLE,
+    WHOLE_COLLECTION,
     send_back_note,
     unsupported,
     verdict,
@@ -335,3 +336,51 @@ def test_a_printed_table_given_for_a_quantity_is_unsupported():
     table = "          votes\nprecinct       \n0101        10\n0102        10"
     assert unsupported("Count the precincts where Yes won.", table, [table], written=False) == TABLE
     assert unsupported("Which precincts did Yes win?", "0101\n0102", ["0101\n0102"], written=False) is None
+
+
+def test_a_sum_in_the_fields_own_unit_is_unsupported_where_the_question_asks_another():
+    question = "How many hours did the runner spend on tracks tagged 'hill', in total?"
+    code = 'df = pd.DataFrame(context)\nn = df.loc[df["tag"] == "hill", "moving_time_s"].sum()\nprint(n)'
+    why = unsupported(question, "45120", ["45120"], written=False, code=code)
+    assert why == "the question asks in hours and the code reads moving_time_s (seconds) without converting"
+    assert unsupported(question, "45120", ["45120"], written=True, code=code) == why  # written out too
+    camel = code.replace("moving_time_s", "elapsedMs")
+    assert "elapsedMs (milliseconds)" in unsupported(question, "45120", ["45120"], written=False, code=camel)
+    sizes = 'n = sum(f["size_bytes"] for f in context if f["ext"] == ".parquet")\nprint(n)'
+    why = unsupported(
+        "How many MB do the .parquet files take?", "9437184", ["9437184"], written=False, code=sizes
+    )
+    assert why == "the question asks in megabytes and the code reads size_bytes (bytes) without converting"
+    # converted, or asked in the field's own unit, or no unit asked: nothing to say
+    for converted in (code.replace(".sum()", ".sum() / 3600"), code + "\nh = pd.to_timedelta(n, unit='s')"):
+        assert unsupported(question, "12.5", ["12.5"], written=False, code=converted) is None
+    own = "What is the jvm_memory_used_bytes of pod a-1, in bytes?"
+    assert (
+        unsupported(own, "6.77706027e+08", [], written=False, code='v = d["jvm_memory_used_bytes"]') is None
+    )
+    shortest = 'n = df.groupby("tag")["hours"].min().min()\nprint(n)'  # min() is no unit
+    assert unsupported(question, "1.5", ["1.5"], written=False, code=shortest) is None
+    plain = "What is the total moving time of tracks tagged 'hill'?"
+    assert unsupported(plain, "45120", ["45120"], written=False, code=code) is None
+
+
+@pytest.mark.parametrize(
+    "printed",
+    [
+        "team\nRovers    3\nName: goals, dtype: int64",  # a Series of one row
+        "0022400001    119\n0022400002    114\n             ... \nName: home, Length: 80, dtype: int64",
+        "     a  b\n0    1  2\n..  .. ..\n[120 rows x 2 columns]",
+        "Counter({'north': 1094, 'south': 94})",
+        "defaultdict(<class 'int'>, {'north': 3})",
+    ],
+)
+def test_a_whole_collection_given_for_one_value_is_unsupported(printed: str) -> None:
+    for question in ("Which team scored the most goals?", "How many games did the Rovers win?"):
+        assert unsupported(question, printed, [printed], written=False) == WHOLE_COLLECTION
+    # asked for several values, a collection may be the answer
+    assert unsupported("List the goals per team.", printed, [printed], written=False) is None
+
+
+def test_one_value_from_a_collection_is_not_a_whole_collection():
+    for answer in ("Rovers", "3", "north", "dtype: int64 is the column's type"):
+        assert unsupported("Which team scored the most?", answer, [answer], written=False) != WHOLE_COLLECTION

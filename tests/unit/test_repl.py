@@ -127,6 +127,48 @@ def test_a_filter_no_row_matches_is_told_where_its_value_is_or_what_the_column_h
     )
 
 
+def test_a_filter_is_told_the_text_that_holds_its_words_and_how_a_datetime_column_is_compared():
+    ex = LocalExecutor()
+    ex.run(
+        "import pandas as pd\n"
+        "df = pd.DataFrame({'trip': ['T1', 'T2', 'T3'] * 20, 'region': ['Cork', 'Kerry', 'Clare'] * 20,\n"
+        "                   'at': pd.to_datetime(['2023-04-02 10:00', '2023-05-01 11:00', '2023-04-30 23:00'] * 20,"
+        " utc=True)})",
+        step=1,
+    )
+    # the value written longer than the data writes it, in another column or in its own
+    result = ex.run("n = int((df['trip'] == 'County Cork').sum())", step=2)
+    assert result.stdout == "Hint: No row of df['trip'] is 'County Cork'; df['region'] holds 'Cork'.\n"
+    result = ex.run("n = int((df['region'] == 'County Kerry').sum())", step=3)
+    assert result.stdout == "Hint: No row of df['region'] is 'County Kerry'; df['region'] holds 'Kerry'.\n"
+    # a month, a year or a day compared with a column of datetimes: the comparison that matches
+    result = ex.run("n = int((df['at'] == '2023-04').sum())", step=4)
+    assert result.stdout == (
+        "Hint: No row of df['at'] is '2023-04': it holds datetimes, and == compares whole ones; "
+        "df['at'].dt.strftime('%Y-%m') == '2023-04' matches 40 rows.\n"
+    )
+    result = ex.run("n = int((df['at'] == '2023-04-02').sum())", step=5)
+    assert "df['at'].dt.strftime('%Y-%m-%d') == '2023-04-02' matches 20 rows." in result.stdout
+    # a day written otherwise than a column of dates writes it; not a year, not a column with times
+    ex.run(
+        "df['on'] = df['at'].dt.strftime('%Y-%m-%d')\ndf['when'] = df['at'].dt.strftime('%Y-%m-%d %H:%M')",
+        step=6,
+    )
+    result = ex.run("n = int((df['on'] == '04/30/2023').sum())", step=7)
+    assert result.stdout == "Hint: No row of df['on'] is '04/30/2023'; the same date in it: '2023-04-30'.\n"
+    result = ex.run("n = int((df['on'] == '2 Apr 2023').sum())", step=8)
+    assert result.stdout == "Hint: No row of df['on'] is '2 Apr 2023'; the same date in it: '2023-04-02'.\n"
+    for value in ("2023", "04/30/2023"):
+        column = "on" if value == "2023" else "when"
+        assert "the same date" not in ex.run(f"n = int((df[{column!r}] == {value!r}).sum())", step=9).stdout
+    # a value that shares no word with any text: the column's few values, as before
+    result = ex.run("n = int((df['region'] == 'Galway Bay').sum())", step=10)
+    assert (
+        result.stdout
+        == "Hint: No row of df['region'] is 'Galway Bay'; its values: 'Cork', 'Kerry', 'Clare'.\n"
+    )
+
+
 def test_syntax_error_is_reported_as_text():
     result = LocalExecutor().run("def (", step=1)
     assert "SyntaxError" in result.error
