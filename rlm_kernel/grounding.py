@@ -55,7 +55,7 @@ for one its code computed):
 
 9. The answer is a whole collection as Python prints it: a pandas Series (its ``dtype:`` footer),
    a long DataFrame (``[n rows x m columns]``), or a Counter or defaultdict that holds something,
-   where the question does not ask for several values (list, each, every, per, all): "it is a
+   where the question does not ask for several values (list, each, per, for every): "it is a
    whole Series, DataFrame or Counter as Python prints it, not the one value asked for".
 
 Yes/no answers are not held to rule 3.
@@ -214,7 +214,7 @@ _WHOLE_COLLECTION = re.compile(
     re.MULTILINE,
 )
 # A question that asks for several values, which a printed collection may answer.
-_MANY = re.compile(r"\b(?:list|each|every|per|all|breakdown|table|counts)\b", re.IGNORECASE)
+_MANY = re.compile(r"\b(?:list|each|per|breakdown|table|counts|for every)\b", re.IGNORECASE)
 # Units a question asks in and a field's name may carry, by what they measure (a word of the
 # question; a part of a name, split at ``_``, ``.``, ``-`` and lower-to-upper case).
 _UNITS = {

@@ -375,7 +375,12 @@ def test_a_sum_in_the_fields_own_unit_is_unsupported_where_the_question_asks_ano
     ],
 )
 def test_a_whole_collection_given_for_one_value_is_unsupported(printed: str) -> None:
-    for question in ("Which team scored the most goals?", "How many games did the Rovers win?"):
+    one = (
+        "Which team scored the most goals?",
+        "How many games did the Rovers win?",
+        "Across all games, who won most?",
+    )
+    for question in one:
         assert unsupported(question, printed, [printed], written=False) == WHOLE_COLLECTION
     # asked for several values, a collection may be the answer
     assert unsupported("List the goals per team.", printed, [printed], written=False) is None
