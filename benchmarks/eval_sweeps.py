@@ -312,6 +312,13 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
          "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
          "--votes", "1"],
     ),
+    "holdout-9-1.5b-one-root": (
+        "holdout-9-0.5b-one-root with the bundled 1.5B model as root and sub-model, the first three tasks "
+        "of each family (for time): the default model's choice",
+        ["--tasks", "telescope,cluster,survey,dns", "--lengths", "8k", "-n", "3", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1"],
+    ),
     "holdout-9-0.5b-before": (
         "holdout-9-0.5b-one-root with the code before the ninth change (254bef7: no mended filter, no unit "
         "or whole-collection check), run from a checkout of that commit in the same session: what the "

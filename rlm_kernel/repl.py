@@ -359,7 +359,8 @@ _A_DAY = re.compile(
 
 def _same_date(pd: Any, texts: list[str], value: str) -> str | None:
     """The text among ``texts`` (a column's, all of them dates without a time) that is the day
-    ``value`` names written otherwise (``'2024-01-17'`` for ``'01/17/2024'``), else None."""
+    ``value`` names written otherwise (``'2024-01-17'`` for ``'01/17/2024'``, read month first
+    as pandas reads it), else None."""
     if not _A_DAY.fullmatch(value.strip()):
         return None
     try:
@@ -386,7 +387,6 @@ def _part_of(frame: Any, value: str) -> tuple[str, str] | None:
             t
             for t in texts
             if (own := set(re.findall(r"\w+", t.casefold())))
-            and own != words
             and (own < words or (words < own and len(own) <= len(words) + 2))
             and not all(w.isdigit() for w in own)
         ]
