@@ -320,16 +320,16 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
          "--votes", "1"],
     ),
     "holdout-9-0.5b-before": (
-        "holdout-9-0.5b-one-root with the code before the ninth change (254bef7: no mended filter, no unit "
-        "or whole-collection check), run from a checkout of that commit in the same session: what the "
-        "change did on data neither version was made on",
+        "holdout-9-0.5b-one-root with the code before the ninth change (254bef7: the filter hint without "
+        "dates, words or datetimes, no unit or whole-collection check), run from a checkout of that commit "
+        "in the same session: what the change did on data neither version was made on",
         ["--tasks", "telescope,cluster,survey,dns", "--lengths", "8k", "-n", "6", "--methods", "rlm",
          "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
          "--votes", "1"],
     ),
     "regress-9-0.5b": (
-        "regress-8-0.5b again after the ninth change (a filter that matched nothing is written again as "
-        "its hint says; sums in another unit and whole collections are doubted)",
+        "regress-8-0.5b again after the ninth change (a fuller hint on a filter that matched nothing; sums "
+        "in another unit and whole collections are doubted)",
         ["--tasks", "sniah,records", "--lengths", "8k,32k", "-n", "10", "--methods", "rlm", "--model-name",
          "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--votes", "1"],
     ),
