@@ -247,16 +247,17 @@ def _unconverted(question: str, code: str) -> str | None:
     """Why the code's number is in a unit other than the one asked (rule 8), or None: the question
     asks in one unit (minutes) and the code reads a field named in another of the same measure
     (``duration_ms``) with no arithmetic on any number and no conversion."""
-    words = {w.lower() for w in re.findall(r"(?<![\w.])[A-Za-z]+(?![\w.])", question)}
     if _CONVERTS.search(code):
         return None
+    words = {w.lower() for w in re.findall(r"(?<![\w.])[A-Za-z]+(?![\w.])", question)}
+    names = [n for n in dict.fromkeys(_NAME.findall(_CALLED.sub(" ", code))) if len(n) > 2]
+    parts = {name: {p.lower() for p in _NAME_PART.findall(name)} for name in names}
     for units in _UNITS.values():
         asked = [u for u, (said, _) in units.items() if words & set(said.split())]
         if len(asked) != 1:
             continue
-        for name in _NAME.findall(_CALLED.sub(" ", code)):
-            parts = {p.lower() for p in _NAME_PART.findall(name)} if len(name) > 2 else set()
-            held = [u for u, (_, parts_of) in units.items() if parts & set(parts_of.split())]
+        for name in names:
+            held = [u for u, (_, parts_of) in units.items() if parts[name] & set(parts_of.split())]
             if held and asked[0] not in held:
                 said = f"the question asks in {asked[0]} and the code reads {name} ({held[0]})"
                 return f"{said} without converting"

@@ -339,16 +339,13 @@ def _filters(code: str) -> list[tuple[str, str, str]]:
     return list(found)
 
 
-# A date written as the question writes it, and how pandas writes a datetime that way.
-_DATE_FORMS = {"year": "%Y", "month": "%Y-%m", "day": "%Y-%m-%d"}
-
-
-def _date_shape(value: str) -> str:
-    """``year``, ``month`` or ``day`` for ``2024``, ``2024-04`` or ``2024-04-07``; else ``""``."""
+def _date_form(value: str) -> str | None:
+    """How ``strftime`` writes a datetime as ``value`` writes its year, month or day (``2024``,
+    ``2024-04``, ``2024-04-07``), else None."""
     found = re.fullmatch(r"(?:19|20)\d\d(-[01]\d(-[0-3]\d)?)?", value.strip())
     if not found:
-        return ""
-    return "day" if found.group(2) else "month" if found.group(1) else "year"
+        return None
+    return "%Y-%m-%d" if found.group(2) else "%Y-%m" if found.group(1) else "%Y"
 
 
 # A day, as a question writes one: 01/17/2024, 2024.01.17, 17 Jan 2024, January 17, 2024.
@@ -434,7 +431,7 @@ def _where_it_is(pd: Any, name: str, frame: Any, column: str, value: str) -> str
     or what the column holds."""
     where = f"{name}[{column!r}]"
     held = frame[column].dropna()
-    if pd.api.types.is_datetime64_any_dtype(held) and (form := _DATE_FORMS.get(_date_shape(value))):
+    if pd.api.types.is_datetime64_any_dtype(held) and (form := _date_form(value)):
         hits = int((held.dt.strftime(form) == value).sum())
         return (
             f": it holds datetimes, and == compares whole ones; "

@@ -351,6 +351,9 @@ def test_a_sum_in_the_fields_own_unit_is_unsupported_where_the_question_asks_ano
         "How many MB do the .parquet files take?", "9437184", ["9437184"], written=False, code=sizes
     )
     assert why == "the question asks in megabytes and the code reads size_bytes (bytes) without converting"
+    legs = 'n = df["distance_m"].sum()\nprint(n)'
+    why = unsupported("How many km did she ride?", "81200", ["81200"], written=False, code=legs)
+    assert why == "the question asks in kilometres and the code reads distance_m (metres) without converting"
     # converted, or asked in the field's own unit, or no unit asked: nothing to say
     for converted in (code.replace(".sum()", ".sum() / 3600"), code + "\nh = pd.to_timedelta(n, unit='s')"):
         assert unsupported(question, "12.5", ["12.5"], written=False, code=converted) is None
