@@ -1,4 +1,5 @@
-"""The wheel's build hook calls :func:`build` (pyproject.toml, ``[tool.hatch.build.hooks.jupyter-builder]``).
+"""The wheel's build hook (pyproject.toml, ``[tool.hatch.build.hooks.custom]``): hatchling loads
+:func:`get_build_hook`, whose hook runs :func:`build`.
 
 It builds the JupyterLab extension with jlpm into ``rlm_kernel/labextension/``, from where the
 wheel ships it to ``share/jupyter/labextensions/rlm-kernel-labextension/``. The production build is
@@ -6,9 +7,10 @@ committed, with the digest of the sources it was built from (``sources.sha256``)
 installs the extension with no Node.js.
 
 - The build output is complete and was built from these very sources (a clone, an sdist, a
-  second install): nothing to do, and no Node.js needed.
-- Otherwise it runs ``jlpm install`` and ``jlpm run build:prod`` (``build`` for an editable
-  install) in ``labextension/``.
+  second install): nothing to do, no Node.js needed, and nothing more in the build environment
+  than hatchling.
+- Otherwise it runs ``jlpm install`` and ``jlpm run build:prod`` in ``labextension/``; only then
+  does the hook ask the installer for JupyterLab (which brings jlpm) and hatch-jupyter-builder.
 - Without Node.js 20.19+ or 22.12+ there is nothing to build with: the package installs without
   the extension (or with the older build, if there is one), and the kernel shows each run's
   steps inside its ``%%rlm`` cell instead. ``HATCH_JUPYTER_BUILDER_SKIP_NPM=1`` skips the build on purpose.
@@ -29,6 +31,9 @@ NODE_OK = "20.19+ or 22.12+"
 # What the build reads: a change to any of these makes the output stale.
 SOURCES = ("src", "style", "package.json", "yarn.lock", "tsconfig.json")
 STAMP = "sources.sha256"  # in the build: the digest of the sources it was built from
+PACKAGE, OUT = "labextension", "rlm_kernel/labextension"  # the sources, and where their build goes
+# What a build needs in the build environment: jlpm (JupyterLab's) and the npm runner.
+BUILD_NEEDS = ["hatch-jupyter-builder>=0.9", "jupyterlab>=4.1,<5"]
 log = logging.getLogger("rlm_kernel.build")
 
 
@@ -74,15 +79,18 @@ def _up_to_date(out: Path, package: Path) -> bool:
     return _complete(out) and stamp.is_file() and stamp.read_text().strip() == sources_digest(package)
 
 
-def build(
-    target_name: str,
-    version: str,
-    path: str = "labextension",
-    build_dir: str = "rlm_kernel/labextension",
-    **kwargs: Any,
-) -> None:
-    package, out = Path(path), Path(build_dir)
-    if os.environ.get("HATCH_JUPYTER_BUILDER_SKIP_NPM") == "1":
+def _skipped() -> bool:
+    return os.environ.get("HATCH_JUPYTER_BUILDER_SKIP_NPM") == "1"
+
+
+def _to_build(out: Path, package: Path) -> bool:
+    """Whether there is a build to run: stale or missing output, and a Node.js to run it with."""
+    return not _skipped() and not _up_to_date(out, package) and _usable(_node_version())
+
+
+def build(root: Path, target_name: str = "wheel", version: str = "standard") -> None:
+    package, out = root / PACKAGE, root / OUT
+    if _skipped():
         log.info("rlm-kernel: HATCH_JUPYTER_BUILDER_SKIP_NPM=1, not building the JupyterLab extension")
         return
     if _up_to_date(out, package):
@@ -99,11 +107,38 @@ def build(
             NODE_OK,
         )
         return
-    from hatch_jupyter_builder import npm_builder  # the build's own dependency, only when it builds
+    from hatch_jupyter_builder import npm_builder  # in BUILD_NEEDS, installed only when it builds
 
-    kwargs.pop("source_dir", None)  # staleness is decided above, over all of SOURCES
-    npm_builder(target_name, version, path=str(package), build_dir=str(out), force=True, **kwargs)
+    # the production build for an editable install too: the one committed and shipped
+    npm_builder(
+        target_name,
+        version,
+        path=str(package),
+        build_dir=str(out),
+        build_cmd="build:prod",
+        npm=["jlpm"],
+        force=True,
+    )
     (out / STAMP).write_text(sources_digest(package) + "\n")
+
+
+def get_build_hook() -> type:
+    """The hook hatchling loads. Its class is made here, so that running this file (below) or
+    reading its digest needs no hatchling."""
+    from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+    class LabExtensionHook(BuildHookInterface):
+        PLUGIN_NAME = "custom"
+
+        def dependencies(self) -> list[str]:
+            root = Path(self.root)
+            return list(BUILD_NEEDS) if _to_build(root / OUT, root / PACKAGE) else []
+
+        def initialize(self, version: str, build_data: dict[str, Any]) -> None:
+            if self.target_name in ("wheel", "sdist"):
+                build(Path(self.root), self.target_name, version)
+
+    return LabExtensionHook
 
 
 if __name__ == "__main__":  # python labextension/hatch_build.py: the production build to commit, stamped

@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -41,3 +43,26 @@ def test_the_digest_changes_with_any_source(tmp_path: Path) -> None:
     (tmp_path / "src" / "__tests__").mkdir()  # tests are not what the build reads
     (tmp_path / "src" / "__tests__" / "a.spec.ts").write_text("test;\n")
     assert build.sources_digest(tmp_path) == before
+
+
+def test_the_build_environment_gets_jupyterlab_only_for_a_build_to_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build = _hatch_build()
+    assert not build._to_build(ROOT / build.OUT, ROOT / build.PACKAGE)  # a clone: the committed build
+    package, out = tmp_path / "labextension", tmp_path / "out"
+    (package / "src").mkdir(parents=True)
+    (package / "src" / "index.ts").write_text("export {};\n")
+    (out / "static").mkdir(parents=True)
+    (out / "package.json").write_text("{}\n")
+    (out / "static" / "remoteEntry.abc.js").write_text("\n")
+    (out / build.STAMP).write_text(build.sources_digest(package) + "\n")
+    monkeypatch.setattr(build, "_node_version", lambda: (22, 12))
+    assert not build._to_build(out, package)
+    (package / "src" / "index.ts").write_text("export const changed = 1;\n")
+    assert build._to_build(out, package)
+    monkeypatch.setenv("HATCH_JUPYTER_BUILDER_SKIP_NPM", "1")
+    assert not build._to_build(out, package)
+    monkeypatch.delenv("HATCH_JUPYTER_BUILDER_SKIP_NPM")
+    monkeypatch.setattr(build, "_node_version", lambda: (20, 11))  # too old to build with
+    assert not build._to_build(out, package)
