@@ -333,6 +333,47 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
         ["--tasks", "sniah,records", "--lengths", "8k,32k", "-n", "10", "--methods", "rlm", "--model-name",
          "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--votes", "1"],
     ),
+    "dev-10-cluster": (
+        "Development of the tenth change (a text table of aligned columns loads with pd.read_fwf) on the "
+        "ninth set's cluster family, whose test split is kubectl's wide table: the 0.5B, one root; "
+        "compare the cluster rows of holdout-9-0.5b-one-root",
+        ["--tasks", "cluster", "--lengths", "8k", "-n", "6", "--methods", "rlm", "--model-name",
+         "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600", "--votes", "1"],
+    ),
+    "dev-10-cluster-1.5b": (
+        "dev-10-cluster with the bundled 1.5B model, the first three tasks; compare the cluster rows of "
+        "holdout-9-1.5b-one-root",
+        ["--tasks", "cluster", "--lengths", "8k", "-n", "3", "--methods", "rlm", "--model-name",
+         "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--max-timeout", "600", "--votes", "1"],
+    ),
+    "holdout-10-0.5b-one-root": (
+        "Four kinds of data held out from the tenth change of the small profile (see "
+        "holdout-2026-12j/README.md), test split, with the bundled 0.5B model and one root: measured once "
+        "after it",
+        ["--tasks", "crashes,variants,gradebook,manifest", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1"],
+    ),
+    "holdout-10-0.5b-before": (
+        "holdout-10-0.5b-one-root with the code before the tenth change (89a00a4: no text table read with "
+        "read_fwf), run from a checkout of that commit in the same session",
+        ["--tasks", "crashes,variants,gradebook,manifest", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1"],
+    ),
+    "holdout-10-1.5b-one-root": (
+        "holdout-10-0.5b-one-root with the bundled 1.5B model as root and sub-model, the first three tasks "
+        "of each family (for time): the default model's choice",
+        ["--tasks", "crashes,variants,gradebook,manifest", "--lengths", "8k", "-n", "3", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1"],
+    ),
+    "regress-10-0.5b": (
+        "regress-9-0.5b again after the tenth change (a text table of aligned columns loads with "
+        "pd.read_fwf)",
+        ["--tasks", "sniah,records", "--lengths", "8k,32k", "-n", "10", "--methods", "rlm", "--model-name",
+         "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--votes", "1"],
+    ),
 }  # fmt: skip
 
 

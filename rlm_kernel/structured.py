@@ -10,6 +10,9 @@ the context                the lines the root is given
 a list of flat dicts       ``df = pd.DataFrame(context)``
 a dict of flat dicts       ``df = pd.DataFrame.from_dict(context, orient="index")``
 CSV text                   ``df = pd.read_csv(io.StringIO(context))`` (as :func:`csv_layout` reads it)
+a text table               ``df = pd.read_fwf(io.StringIO(context), colspecs=[...])`` (columns aligned
+                           under a header, as ``kubectl get``, ``docker ps`` and ``df -h`` print
+                           them: :func:`aligned_layout`)
 JSON text of records       ``df = pd.DataFrame(json.loads(context))``
 other JSON text            ``data = json.loads(context)``
 a dict of columns          ``df = pd.DataFrame(context)`` (lists of one length)
@@ -48,6 +51,7 @@ __all__ = [
     "ROW_LOADS",
     "csv_separator",
     "csv_layout",
+    "aligned_layout",
     "table_metadata",
     "json_metadata",
     "files_metadata",
@@ -75,6 +79,7 @@ LOADS = {
     "list": "import pandas as pd\ndf = pd.DataFrame(context)",
     "dict": 'import pandas as pd\ndf = pd.DataFrame.from_dict(context, orient="index")',
     "csv": "import io\nimport pandas as pd\ndf = pd.read_csv(io.StringIO(context){sep})",
+    "fwf": "import io\nimport pandas as pd\ndf = pd.read_fwf(io.StringIO(context){sep})",
     "json": "import json\nimport pandas as pd\ndf = pd.DataFrame(json.loads(context))",
 }
 ROW_LOADS = {
@@ -200,6 +205,88 @@ def _numbers(lines: list[str], sep: str) -> dict[str, Any]:
 
 
 _HEADER_FIELD = re.compile(r"[A-Za-z_][\w .-]{0,40}")
+_COLUMN_NAME = re.compile(r"[%#]?[A-Za-z_][\w.%/()#-]{0,40}")  # a word of one: NAME, %CPU, Use%
+
+
+def aligned_layout(text: str) -> dict[str, Any] | None:
+    """How ``pd.read_fwf`` reads a table of aligned columns, as its ``colspecs``: a header line of
+    names, then rows whose values keep to the header's places (``kubectl get``, ``docker ps``,
+    ``df -h``). A column is where the rows have characters, with the names above it; a name of
+    two words (``NOMINATED NODE``) and values with spaces (``Up 2 hours``) stay one column. None
+    for other text, or where a value would be cut in two."""
+    chunk = text[:16384]
+    lines = chunk.splitlines()[:60]
+    if len(chunk) < len(text) and len(lines) > 1:
+        lines.pop()  # it may be cut
+    lines = [line.rstrip() for line in lines if line.strip()]
+    if len(lines) < 4 or any("\t" in line for line in lines):
+        return None
+    header, rows = lines[0], lines[1:]
+    tokens = [(m.start(), m.end()) for m in re.finditer(r"\S+", header)]
+    if (
+        not all(_COLUMN_NAME.fullmatch(header[a:b]) for a, b in tokens)
+        or sum(row.split() == header.split() for row in rows) > len(rows) / 2
+    ):
+        return None
+    starts = _column_starts(tokens, rows)
+    if starts is None or len(starts) < 3 or not _kept_to(starts, lines):
+        return None
+    return {"colspecs": [*itertools.pairwise(starts), (starts[-1], None)]}
+
+
+def _column_starts(tokens: list[tuple[int, int]], rows: list[str]) -> list[int] | None:
+    """Where each column starts: its values' or its name's first character, whichever is first."""
+    width = max(map(len, rows))
+    filled = "".join("1" if any(i < len(r) and r[i] != " " for r in rows) else "0" for i in range(width))
+    runs = [m.span() for m in re.finditer("1+", filled)]
+    column = list(range(len(runs)))  # the column each run of characters is part of
+    owner = _names_over(tokens, runs, column)
+    if owner is None:
+        return None
+    starts: list[int] = []
+    first_words: list[int] = []
+    for j, (s, _) in enumerate(runs):
+        if column[j] != j:
+            continue
+        if named := [k for k, o in owner.items() if column[o] == j]:
+            starts.append(min(s, tokens[min(named)][0]))
+            first_words.append(min(named))
+        elif not starts or tokens[first_words[-1]][0] != starts[-1]:
+            return None  # values with no name, right of a column that is not left-aligned
+    return starts
+
+
+def _names_over(
+    tokens: list[tuple[int, int]], runs: list[tuple[int, int]], column: list[int]
+) -> dict[int, int] | None:
+    """The run of values under each word of the header, joining runs under one word into one
+    column (values with spaces); a word over none is part of the name beside it (``NOMINATED
+    NODE``). None where a word is neither."""
+    owner: dict[int, int] = {}
+    for k, (a, b) in enumerate(tokens):
+        under = [j for j, (s, e) in enumerate(runs) if a < e and s < b]
+        for j in under:
+            column[j] = column[under[0]]
+        if under:
+            owner[k] = under[0]
+    for k, (a, b) in enumerate(tokens):
+        if k in owner:
+            continue
+        if k - 1 in owner and a - tokens[k - 1][1] == 1:
+            owner[k] = owner[k - 1]
+        elif k + 1 in owner and tokens[k + 1][0] - b == 1:
+            owner[k] = owner[k + 1]
+        else:
+            return None
+    return owner
+
+
+def _kept_to(starts: list[int], lines: list[str]) -> bool:
+    """No value cut in two at a column's start, and no two names in one column."""
+    header = lines[0]
+    cut = any(0 < s < len(line) and line[s - 1] != " " and line[s] != " " for line in lines for s in starts)
+    names = [header[a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)]
+    return not cut and not any("  " in name for name in names)
 
 
 def table_metadata(context: Any) -> dict[str, Any] | None:
@@ -211,6 +298,8 @@ def table_metadata(context: Any) -> dict[str, Any] | None:
     if isinstance(context, str):
         if (layout := csv_layout(context)) is not None:
             return _csv_metadata(context, layout, pd)
+        if pd is not None and (layout := aligned_layout(context)) is not None:
+            return _aligned_metadata(context, layout, pd)
         return None
     if isinstance(context, Mapping):
         values = list(itertools.islice(context.values(), SAMPLE_ROWS))
@@ -245,6 +334,22 @@ def _csv_metadata(text: str, layout: dict[str, Any], pd: Any) -> dict[str, Any] 
     rows = df.shape[0] if whole else max(lines - 1 - skip, df.shape[0])
     keywords = "".join(f", {k}={v!r}" for k, v in layout.items() if not (k == "sep" and v == ","))
     return {"load": LOADS["csv"].format(sep=keywords), "format": "csv", **_frame_meta(df, rows)}
+
+
+def _aligned_metadata(text: str, layout: dict[str, Any], pd: Any) -> dict[str, Any] | None:
+    whole = len(text) <= FULL_PARSE_CHARS
+    if whole and not _kept_to([a for a, _ in layout["colspecs"]], text.splitlines()):
+        return None  # rows further on that do not keep to the columns
+    try:
+        df = pd.read_fwf(io.StringIO(text), **layout, nrows=None if whole else SAMPLE_ROWS)
+    except (ValueError, pd.errors.ParserError):
+        return None
+    rows = df.shape[0] if whole else max(text.count("\n") - 1, df.shape[0])
+    return {
+        "load": LOADS["fwf"].format(sep=f", colspecs={layout['colspecs']}"),
+        "format": "fwf",
+        **_frame_meta(df, rows),
+    }
 
 
 def json_metadata(text: str) -> dict[str, Any] | None:
@@ -573,7 +678,9 @@ def _what(meta: Mapping[str, Any]) -> str:
     """The context in words: "a list of 1,250 dicts", "CSV text: 4,096 characters, 81 lines"."""
     kind = meta["type"]
     if kind == "str":
-        text = "CSV text" if meta.get("format") == "csv" else "JSON text" if meta.get("format") else "text"
+        text = {"csv": "CSV text", "fwf": "a text table, its columns aligned", "json": "JSON text"}.get(
+            meta.get("format", ""), "text"
+        )
         lines = f", {_count(meta['lines'], 'line')}" if "lines" in meta else ""
         parsed = ""
         if meta.get("format") == "json":

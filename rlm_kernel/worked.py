@@ -24,7 +24,7 @@ from typing import Any
 
 from .helpers import looks_like_csv, search_text
 from .lm.base import Message
-from .structured import LOADS, ROW_LOADS
+from .structured import LOADS, ROW_LOADS, aligned_layout
 
 __all__ = [
     "SHAPES",
@@ -71,8 +71,9 @@ def shape_of(context: Any) -> str:
 
 
 def _shape_of_text(context: str) -> str:
-    """``table`` for CSV, or JSON of flat records; else ``lines`` or ``text`` by its line lengths."""
-    if looks_like_csv(context):
+    """``table`` for CSV, a text table (with pandas to read it), or JSON of flat records; else
+    ``lines`` or ``text`` by its line lengths."""
+    if looks_like_csv(context) or (_has_pandas() and aligned_layout(context) is not None):
         return "table"
     if context.lstrip()[:1] in ("[", "{") and len(context) < 64_000_000:
         try:
@@ -496,14 +497,15 @@ def _context(shape: str) -> Any:
     return "\n".join(sentences) if shape == "lines" else " ".join(sentences)
 
 
-_TABLE_FORMS = ("frame", "csv", "json", "dict", "frames", "columns", "tuples")
+_TABLE_FORMS = ("frame", "csv", "fwf", "json", "dict", "frames", "columns", "tuples")
 _NESTED_FORMS = ("nested-list", "nested-dict", "nested-key", "nested-json")
 _DOTTED_FORMS = ("dotted-list", "dotted-dict", "dotted-key", "dotted-json")  # no list of records in them
 _NAMES = ["Lind", "Oak", "Mole", "Vale", "Brook", "Fern", "Hill", "Moss", "Reed", "Ash", "Birch"]
 
 
 def _table_form(shape: str) -> Any:
-    """The shops' table in another form: a DataFrame, CSV or JSON text, a dict, a dict of frames."""
+    """The shops' table in another form: a DataFrame, CSV, JSON or a text table, a dict, a dict of
+    frames."""
     if shape == "frame":
         import pandas as pd
 
@@ -514,6 +516,13 @@ def _table_form(shape: str) -> Any:
         rows = _context("table")
         lines = [",".join(rows[0])] + [",".join(str(v) for v in row.values()) for row in rows]
         return "\n".join(lines)
+    if shape == "fwf":  # as a command prints a table: each column as wide as its longest value
+        table = _context("table")
+        rows = [list(table[0])] + [[str(v) for v in row.values()] for row in table]
+        widths = [max(len(row[k]) for row in rows) + 3 for k in range(len(rows[0]))]
+        return "\n".join(
+            "".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in rows
+        )
     if shape == "json":
         return json.dumps(_context("table"))
     if shape == "dict":
@@ -705,11 +714,11 @@ def _questions_of_rows(shape: str) -> tuple[str, str, list[tuple[str, str]]] | N
     context's shape, the lines that load it and the questions of rows, written for it."""
     if shape == "frame":
         return shape, "", [(q, _of_frame(c)) for q, c in _ROW_QUESTIONS]
-    if shape in LOADS:  # a list or dict of records, CSV or JSON text
+    if shape in LOADS:  # a list or dict of records, CSV, JSON or a text table
         keyed = shape == "dict"
         return (
             shape,
-            LOADS[shape].format(sep=""),
+            _load(shape) if shape == "fwf" else LOADS[shape].format(sep=""),  # its columns' places
             [_BY_KEY.get(q, (q, c)) if keyed else (q, c) for q, c in _ROW_QUESTIONS],
         )
     if shape == "columns":  # a dict of columns
@@ -799,9 +808,9 @@ def _frames_load(frames: Mapping[str, Any]) -> str:
 
 
 def _rows_kind(meta: Mapping[str, Any]) -> str:
-    """Where rows are: a ``list`` or ``dict`` of records, ``csv`` or ``json`` text."""
+    """Where rows are: a ``list`` or ``dict`` of records, ``csv``, ``json`` or ``fwf`` (a text table) text."""
     if meta.get("type") == "str":
-        return "json" if meta.get("format") == "json" else "csv"
+        return meta["format"] if meta.get("format") in ("json", "fwf") else "csv"
     return "dict" if "dict" in str(meta.get("type", "")).lower() else "list"
 
 

@@ -159,6 +159,11 @@ def test_shapes(context: object, shape: str) -> None:
             "How many are open?",
             "import io\nimport pandas as pd\ndf = pd.read_csv(",
         ),
+        (
+            {"shape": "table", "type": "str", "format": "fwf"},
+            "How many are open?",
+            "import io\nimport pandas as pd\ndf = pd.read_fwf(io.StringIO(context), colspecs=[(0, 7), ",
+        ),
         ({"shape": "lines"}, "How many should be labelled 'x'?", "from collections import Counter"),
     ],
 )
@@ -179,6 +184,15 @@ def test_the_examples_show_what_the_helpers_really_print() -> None:
     assert (
         "holds CSV text" in csv_turns[0]["content"] and context_metadata(_context("csv"))["shape"] == "table"
     )
+    fwf_turns = example_turns(
+        {"shape": "table", "type": "str", "format": "fwf"}, "How many shops are closed?"
+    )
+    assert "holds a text table, its columns aligned" in fwf_turns[0]["content"]
+    closed = sum(row["status"] == "closed" for row in _context("table"))
+    asked = next(
+        i for i, t in enumerate(fwf_turns) if t["content"].endswith("Question: How many shops are closed?")
+    )
+    assert fwf_turns[asked + 2]["content"] == f"Output of step 1:\n{closed}"  # the load reads the table right
 
 
 def test_the_table_example_closest_to_the_question_comes_last() -> None:

@@ -17,7 +17,8 @@ from rlm_kernel.prompts import (
     opening_messages,
     system_prompt,
 )
-from rlm_kernel.worked import reply_start
+from rlm_kernel.structured import aligned_layout
+from rlm_kernel.worked import reply_start, shape_of
 
 
 class Counted:
@@ -160,6 +161,90 @@ def test_csv_text_comes_with_the_line_that_parses_it(sep: str) -> None:
     assert "shape (30 x 4)" in described and "price (float64)" in described
     df = _run_load(meta, text)["df"]
     assert df.shape == (30, 4) and df["beds"].sum() == sum(r["beds"] for r in RECORDS)
+
+
+PODS = """\
+NAMESPACE     NAME                       READY   STATUS             RESTARTS       AGE   NOMINATED NODE
+default       web-7d4b9c8f6d-2xkqp       1/1     Running            0              12d   <none>
+default       web-7d4b9c8f6d-9hjzt       0/1     CrashLoopBackOff   14 (3m ago)    12d   <none>
+kube-system   coredns-5d78c9869d-qwv7x   1/1     Running            2 (4d ago)     90d   <none>
+monitoring    grafana-6f8b5c7d9-lmn4p    1/1     Running            0              33d   node-2
+"""
+CONTAINERS = """\
+CONTAINER ID   IMAGE         COMMAND                  CREATED        STATUS                  PORTS      NAMES
+3f1c2a9b8d7e   nginx:1.25    "/docker-entrypoint.…"   2 hours ago    Up 2 hours              80/tcp     web
+a1b2c3d4e5f6   postgres:16   "docker-entrypoint.s…"   3 days ago     Up 3 days (healthy)     5432/tcp   db
+9e8d7c6b5a4f   redis:7       "redis-server"           3 days ago     Exited (0) 2 days ago              cache
+0a9b8c7d6e5f   busybox       "sh"                     5 weeks ago    Created                            tmp
+"""
+DISKS = """\
+Filesystem      Size  Used Avail Use% Mounted on
+udev            7.8G     0  7.8G   0% /dev
+tmpfs           1.6G  2.1M  1.6G   1% /run
+/dev/nvme0n1p2  468G  201G  244G  46% /
+tmpfs           7.8G  125M  7.7G   2% /dev/shm
+"""
+
+
+@pytest.mark.parametrize(
+    ("table", "columns", "values"),
+    [
+        (
+            PODS,
+            ["NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE", "NOMINATED NODE"],
+            {
+                "RESTARTS": ["0", "14 (3m ago)", "2 (4d ago)", "0"],
+                "NOMINATED NODE": ["<none>"] * 3 + ["node-2"],
+            },
+        ),
+        (
+            CONTAINERS,
+            ["CONTAINER ID", "IMAGE", "COMMAND", "CREATED", "STATUS", "PORTS", "NAMES"],
+            {"STATUS": ["Up 2 hours", "Up 3 days (healthy)", "Exited (0) 2 days ago", "Created"]},
+        ),
+        (
+            DISKS,
+            ["Filesystem", "Size", "Used", "Avail", "Use%", "Mounted on"],
+            {"Mounted on": ["/dev", "/run", "/", "/dev/shm"], "Avail": ["7.8G", "1.6G", "244G", "7.7G"]},
+        ),
+    ],
+    ids=["kubectl", "docker", "df"],
+)
+def test_a_text_table_of_aligned_columns_comes_with_read_fwf(
+    table: str, columns: list[str], values: dict[str, list[str]]
+) -> None:
+    """What kubectl, docker and df print: the columns where the header puts them, a name of two
+    words and values with spaces kept whole."""
+    pytest.importorskip("pandas")
+    meta = context_metadata(table)
+    described = describe_context(meta)
+    assert described.startswith("The variable `context` holds a text table, its columns aligned (")
+    assert "df = pd.read_fwf(io.StringIO(context), colspecs=[(0, " in described
+    df = _run_load(meta, table)["df"]
+    assert list(df.columns) == columns and df.shape[0] == 4
+    for column, expected in values.items():
+        assert df[column].astype(str).tolist() == expected
+    assert shape_of(table) == "table"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\n".join(f"2024-01-0{i} 12:00:0{i} INFO  worker-{i}  started job {i * 7}" for i in range(1, 9)),
+        "The quick brown fox jumps over the lazy dog.\n" * 10,
+        " id |  name  | city\n----+--------+------\n  1 | Ann    | Lyon\n  2 | Bo     | Porto\n  3 | Cy     | Graz\n",
+        # a row that does not keep to the header's places (ps aux, when a value outgrows its column)
+        "USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND\n"
+        "root           1  0.0  0.1 167744 11620 ?        Ss   Nov30   0:09 /sbin/init splash\n"
+        "root           2  0.0  0.0      0     0 ?        S    Nov30   0:00 [kthreadd]\n"
+        "alice       1234 12.5  3.2 2345678 262144 pts/0  Sl+  09:12  10:03 python train.py\n"
+        "bob          987  0.3  0.5 456789 40960 ?        S    08:00   0:01 sshd: bob@pts/1\n",
+    ],
+    ids=["log", "prose", "psql", "misaligned"],
+)
+def test_text_that_is_no_aligned_table_is_not_read_as_one(text: str) -> None:
+    assert aligned_layout(text) is None
+    assert "read_fwf" not in describe_context(context_metadata(text))
 
 
 def test_json_text_comes_with_json_loads() -> None:
