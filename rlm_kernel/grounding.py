@@ -180,7 +180,7 @@ def unsupported(
     text = answer.strip().strip("\"'`\u2018\u2019\u201c\u201d").strip()
     if not text:
         return None  # the engine reports an empty answer itself
-    if _noise(answer.strip().splitlines()[0]) or _noise(text.splitlines()[0]):
+    if _noise(answer.strip().splitlines()[0]) or _noise(text.splitlines()[0]) or _copied_noise(text, outputs):
         return "it is an error message or a tool's report, not an answer"
     question = question or ""
     if _found_nothing(question, text):
@@ -406,6 +406,16 @@ def _numbers_not_printed(
     if quantity and _COUNT.search(question) and "computed" not in seen:
         return "a number read from search matches, not computed"
     return None
+
+
+def _copied_noise(text: str, outputs: Sequence[str]) -> bool:
+    """Whether the answer is a sentence of error text or a tool's report (a hint the REPL gave),
+    copied without the words that began it, and nowhere else in the outputs."""
+    if len(text.split()) < 4:
+        return False  # a value: a hint may quote the data's values
+    printed, noise = _support(outputs)
+    whole = " ".join(text.split())
+    return whole not in " ".join(printed.split()) and any(whole in " ".join(line.split()) for line in noise)
 
 
 def _noise(line: str) -> bool:

@@ -58,6 +58,21 @@ IS_NOISE = "it is an error message or a tool's report, not an answer"
             IS_NOISE,
         ),
         ("Who runs the ferry?", "search('ferry'): 535 passages match", [REPORT], True, IS_NOISE),
+        # the REPL's hint on a filter that matched nothing, copied without its "Hint: "
+        (
+            "Add up the restarts of the otel-collector pods.",
+            "No row of df['NAME'] is 'otel-collector'; 167 values, such as 'web-1', 'web-2'.",
+            ["\nHint: No row of df['NAME'] is 'otel-collector'; 167 values, such as 'web-1', 'web-2'.\n"],
+            True,
+            IS_NOISE,
+        ),
+        (
+            "Which region sold most?",
+            "index 12 is out of bounds for axis 0 with size 3",
+            [TRACEBACK],
+            False,
+            IS_NOISE,
+        ),
     ],
 )
 def test_answers_supported_only_by_errors_or_banners_are_flagged(question, answer, outputs, written, reason):
@@ -74,6 +89,12 @@ def test_answers_supported_only_by_errors_or_banners_are_flagged(question, answe
         ("What does parse() raise on bad input?", "ValueError", ["Raises:\n    ValueError: if bad"]),
         ("How many rows are there?", "3", [TRACEBACK, "rows: 3"]),  # printed again after the error
         ("Which region sold most?", "North", ["KeyError: 'North'\nNorth 12\nSouth 3"]),
+        # a sentence the data holds as well as an error
+        (
+            "What did the log say?",
+            "disk full on node seven",
+            ["Error: disk full on node seven\ndisk full on node seven"],
+        ),
     ],
 )
 def test_what_the_data_says_still_supports_an_answer(question, answer, outputs):
