@@ -117,7 +117,8 @@ _NUMBER = re.compile(r"(?<![\w.])(-?)(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?!\d)")
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _QUANTITY = re.compile(
     r"\bhow (?:many|much)\b|(?:^|[^\w\s]\s*|\b(?:the|a|total|what)\s+)number of\b|\bcount\b"
-    r"|\btotal\b|\bsum\b(?! up)|\baverage\b|\b(?:the|a|its|their)\s+mean\b|\bmean (?:of|value)\b",
+    r"|\btotal\b|\bsum\b(?! up)|\badd(?:s|ing)? up\b|\baverage\b|\b(?:the|a|its|their)\s+mean\b"
+    r"|\bmean (?:of|value)\b",
     re.IGNORECASE,
 )
 _NOT_QUANTITY = re.compile(r"\b(?:which|who|whom|whose|where|when|name)\b", re.IGNORECASE)
@@ -192,8 +193,8 @@ def unsupported(
     if code is not None and not written and (unused := _unused(question, code, text)):
         return f"the code never used {unused}, which the question names"
     quantity = _asks_quantity(question)
-    if quantity and "\n" in text:
-        return TABLE
+    if quantity and (several := _several_values(question, text, computed=not written)):
+        return several
     why, numbers, own = _read_answer(question, text, quantity)
     if why is not None or _YES_NO.match(text):
         return why
@@ -265,6 +266,11 @@ def _unconverted(question: str, code: str) -> str | None:
 
 
 TABLE = "the question asks for a quantity and the answer is a printed table or list of lines, not one value"
+RUN_TOGETHER = (
+    "the question asks for one quantity and the answer holds many numbers run together (a sum over text "
+    "joins the values end to end); make the values numbers first, then add them"
+)
+RUN_TOGETHER_NUMBERS = 6  # a total of time ("1 days 02:03:04.5") holds four
 FOUND_NOTHING = (
     "the code found nothing (a count of 0, or an empty value); a filter that matches no item often "
     "writes a value otherwise than the data does, so print the values it compares"
@@ -405,6 +411,17 @@ def _numbers_not_printed(
             return _read_from(noise, value, places) or "not in anything the code printed"
     if quantity and _COUNT.search(question) and "computed" not in seen:
         return "a number read from search matches, not computed"
+    return None
+
+
+def _several_values(question: str, text: str, *, computed: bool) -> str | None:
+    """Why an answer given for a quantity holds several values, or None. Values run together are
+    what code computed (a sum of strings); numbers written out are checked against the outputs."""
+    if "\n" in text:
+        return TABLE
+    many = len(_NUMBER.findall(text)) >= RUN_TOGETHER_NUMBERS and not _MANY.search(question)
+    if computed and many:
+        return RUN_TOGETHER
     return None
 
 

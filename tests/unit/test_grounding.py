@@ -9,6 +9,7 @@ import pytest
 
 from rlm_kernel.grounding import (
     FOUND_NOTHING,
+    RUN_TOGETHER,
     TABLE,
     WHOLE_COLLECTION,
     send_back_note,
@@ -336,6 +337,16 @@ def test_a_printed_table_given_for_a_quantity_is_unsupported():
     table = "          votes\nprecinct       \n0101        10\n0102        10"
     assert unsupported("Count the precincts where Yes won.", table, [table], written=False) == TABLE
     assert unsupported("Which precincts did Yes win?", "0101\n0102", ["0101\n0102"], written=False) is None
+
+
+def test_values_run_together_given_for_one_quantity_are_unsupported():
+    """A sum over a column of text joins its values end to end (kubectl's RESTARTS, '2 (4d ago)')."""
+    joined = "6 (8d ago)000297 (2m1s ago)6 (20d ago)002 (4d9h ago)4 (6d18h ago)000"
+    for question in ("Add up the RESTARTS of the checkout pods.", "What is the total of RESTARTS?"):
+        assert unsupported(question, joined, [joined], written=False) == RUN_TOGETHER
+    assert unsupported("List the RESTARTS of each pod.", joined, [joined], written=False) is None
+    for one in ("1 days 02:03:04.500000", "1,234,567.89", "42"):
+        assert unsupported("What is the total time?", one, [one], written=False) is None
 
 
 def test_a_sum_in_the_fields_own_unit_is_unsupported_where_the_question_asks_another():
