@@ -347,7 +347,7 @@ def test_twenty_gateway_repls_at_once(gateway: KernelGateway) -> None:
 
     def one(i: int) -> None:
         executor = GatewayExecutor(
-            url=gateway.url, auth_token=gateway.token, step_timeout=2, interrupt_grace_s=20, warm=0
+            url=gateway.url, auth_token=gateway.token, step_timeout=2, interrupt_grace_s=8, warm=0
         )
         try:
             executor.bind(f"context {i}", Echo(), None)
