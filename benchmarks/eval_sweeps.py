@@ -361,19 +361,6 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
          "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
          "--votes", "1"],
     ),
-    "holdout-10-1.5b-one-root": (
-        "holdout-10-0.5b-one-root with the bundled 1.5B model as root and sub-model, the first three tasks "
-        "of each family (for time): the default model's choice",
-        ["--tasks", "crashes,variants,gradebook,manifest", "--lengths", "8k", "-n", "3", "--methods", "rlm",
-         "--model-name", "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--max-timeout", "600",
-         "--votes", "1"],
-    ),
-    "regress-10-0.5b": (
-        "regress-9-0.5b again after the tenth change (a text table of aligned columns loads with "
-        "pd.read_fwf)",
-        ["--tasks", "sniah,records", "--lengths", "8k,32k", "-n", "10", "--methods", "rlm", "--model-name",
-         "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--votes", "1"],
-    ),
 }  # fmt: skip
 
 
