@@ -185,6 +185,7 @@ def family_names() -> list[str]:
 def _load_families() -> None:
     # each registers its families
     from . import (  # noqa: F401
+        admissions,
         api,
         birding,
         calendars,
@@ -205,6 +206,7 @@ def _load_families() -> None:
         invoices,
         labs,
         ledger,
+        library,
         listening,
         lockfile,
         logs,
@@ -216,6 +218,7 @@ def _load_families() -> None:
         notebook,
         oolong,
         parcels,
+        payroll,
         places,
         recipes,
         records,
@@ -235,6 +238,7 @@ def _load_families() -> None:
         variants,
         verbatim,
         weather,
+        wiki,
         workbook,
     )
 
