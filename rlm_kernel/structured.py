@@ -12,7 +12,9 @@ a dict of flat dicts       ``df = pd.DataFrame.from_dict(context, orient="index"
 CSV text                   ``df = pd.read_csv(io.StringIO(context))`` (as :func:`csv_layout` reads it)
 a text table               ``df = pd.read_fwf(io.StringIO(context), colspecs=[...])`` (columns aligned
                            under a header, as ``kubectl get``, ``docker ps`` and ``df -h`` print
-                           them: :func:`aligned_layout`)
+                           them: :mod:`.text_tables`)
+a printed report           the same of the lines that are rows, beside the section fields of the
+                           title lines above them (pages of a discharge list, a register)
 JSON text of records       ``df = pd.DataFrame(json.loads(context))``
 other JSON text            ``data = json.loads(context)``
 a dict of columns          ``df = pd.DataFrame(context)`` (lists of one length)
@@ -34,6 +36,7 @@ made from a sample of the rows: the context itself never leaves the process.
 
 from __future__ import annotations
 
+import csv
 import io
 import itertools
 import json
@@ -45,6 +48,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .text_records import files_load, first_file, has_pandas
+from .text_tables import aligned_layout, kept_to, report_layout, report_load
 
 __all__ = [
     "LOADS",
@@ -52,6 +56,7 @@ __all__ = [
     "csv_separator",
     "csv_layout",
     "aligned_layout",
+    "report_layout",
     "table_metadata",
     "json_metadata",
     "files_metadata",
@@ -159,7 +164,7 @@ def _header_at(head: list[str], sep: str) -> int | None:
     """The line where a header of field names starts the rows: the first line, when every line
     has as many separators as it; else a line from which every line does, to the end; else the
     first line, when the next few have as many separators as it."""
-    counts = [line.count(sep) for line in head]
+    counts = [len(_split(line, sep)) - 1 for line in head]
     for start in range(min(30, len(head) - 4) if len(head) > 5 else 1):
         n = counts[start]
         if n >= 1 and all(c == n for c in counts[start:]) and _names(head[start], sep):
@@ -170,8 +175,17 @@ def _header_at(head: list[str], sep: str) -> int | None:
     return None
 
 
+def _split(line: str, sep: str) -> list[str]:
+    """A line's fields as ``read_csv`` splits them: a quoted field may hold the separator."""
+    try:
+        return next(csv.reader([line], delimiter=sep), [])
+    except csv.Error:
+        return line.split(sep)
+
+
 def _names(line: str, sep: str) -> bool:
-    return all(_HEADER_FIELD.fullmatch(field.strip().strip('"')) for field in line.split(sep))
+    fields = [field.strip() for field in _split(line, sep)]
+    return all(_HEADER_FIELD.fullmatch(f) and len(f.split()) <= HEADER_WORDS for f in fields)
 
 
 _COMMA_DECIMAL = re.compile(r"-?\d{1,3}(?:\.\d{3})+,\d+|-?\d+,\d+")
@@ -179,14 +193,30 @@ _DOT_DECIMAL = re.compile(r"-?\d+\.\d+")
 _DAY_FIRST = re.compile(r"\d{1,2}\.\d{1,2}\.\d{4}|(?:1[3-9]|2\d|3[01])/\d{1,2}/\d{4}")
 
 
+_NUMBER_FIELD = re.compile(r"-?[\d,.]*\d%?")
+_PLACEHOLDERS = ("-", "--", "\u2013", "\u2014", "?")  # what exports write for "no value"
+
+
 def _numbers(lines: list[str], sep: str) -> dict[str, Any]:
-    """read_csv's keywords for how the rows write numbers and dates."""
-    if len(lines) < 2 or sep == ",":
+    """read_csv's keywords for how the rows write numbers and dates, and ``na_values`` where a
+    column of numbers writes a missing one as a dash (a gradebook's ``-``)."""
+    if len(lines) < 2:
         return {}
-    names = [field.strip().strip('"') for field in lines[0].split(sep)]
-    rows = [[field.strip().strip('"') for field in line.split(sep)] for line in lines[1:]]
+    names = [field.strip() for field in _split(lines[0], sep)]
+    rows = [[field.strip() for field in _split(line, sep)] for line in lines[1:]]
+    columns = [[row[k] for row in rows if len(row) > k and row[k]] for k in range(len(names))]
+    marks = {
+        value
+        for column in columns
+        if (numbers := sum(map(bool, map(_NUMBER_FIELD.fullmatch, column))))
+        and len(holes := {v for v in column if not _NUMBER_FIELD.fullmatch(v)}) == 1
+        and (value := holes.pop()) in _PLACEHOLDERS
+        and numbers >= len(column) / 2
+    }
+    keywords: dict[str, Any] = {"na_values": sorted(marks)} if marks else {}
+    if sep == ",":
+        return keywords
     fields = [field for row in rows for field in row]
-    keywords: dict[str, Any] = {}
     if any(_COMMA_DECIMAL.fullmatch(f) for f in fields) and not any(
         _DOT_DECIMAL.fullmatch(f) for f in fields
     ):
@@ -204,89 +234,9 @@ def _numbers(lines: list[str], sep: str) -> dict[str, Any]:
     return keywords
 
 
-_HEADER_FIELD = re.compile(r"[A-Za-z_][\w .-]{0,40}")
-_COLUMN_NAME = re.compile(r"[%#]?[A-Za-z_][\w.%/()#-]{0,40}")  # a word of one: NAME, %CPU, Use%
-
-
-def aligned_layout(text: str) -> dict[str, Any] | None:
-    """How ``pd.read_fwf`` reads a table of aligned columns, as its ``colspecs``: a header line of
-    names, then rows whose values keep to the header's places (``kubectl get``, ``docker ps``,
-    ``df -h``). A column is where the rows have characters, with the names above it; a name of
-    two words (``NOMINATED NODE``) and values with spaces (``Up 2 hours``) stay one column. None
-    for other text, or where a value would be cut in two."""
-    chunk = text[:16384]
-    lines = chunk.splitlines()[:60]
-    if len(chunk) < len(text) and len(lines) > 1:
-        lines.pop()  # it may be cut
-    lines = [line.rstrip() for line in lines if line.strip()]
-    if len(lines) < 4 or any("\t" in line for line in lines):
-        return None
-    header, rows = lines[0], lines[1:]
-    tokens = [(m.start(), m.end()) for m in re.finditer(r"\S+", header)]
-    if (
-        not all(_COLUMN_NAME.fullmatch(header[a:b]) for a, b in tokens)
-        or sum(row.split() == header.split() for row in rows) > len(rows) / 2
-    ):
-        return None
-    starts = _column_starts(tokens, rows)
-    if starts is None or len(starts) < 3 or not _kept_to(starts, lines):
-        return None
-    return {"colspecs": [*itertools.pairwise(starts), (starts[-1], None)]}
-
-
-def _column_starts(tokens: list[tuple[int, int]], rows: list[str]) -> list[int] | None:
-    """Where each column starts: its values' or its name's first character, whichever is first."""
-    width = max(map(len, rows))
-    filled = "".join("1" if any(i < len(r) and r[i] != " " for r in rows) else "0" for i in range(width))
-    runs = [m.span() for m in re.finditer("1+", filled)]
-    column = list(range(len(runs)))  # the column each run of characters is part of
-    owner = _names_over(tokens, runs, column)
-    if owner is None:
-        return None
-    starts: list[int] = []
-    first_words: list[int] = []
-    for j, (s, _) in enumerate(runs):
-        if column[j] != j:
-            continue
-        if named := [k for k, o in owner.items() if column[o] == j]:
-            starts.append(min(s, tokens[min(named)][0]))
-            first_words.append(min(named))
-        elif not starts or tokens[first_words[-1]][0] != starts[-1]:
-            return None  # values with no name, right of a column that is not left-aligned
-    return starts
-
-
-def _names_over(
-    tokens: list[tuple[int, int]], runs: list[tuple[int, int]], column: list[int]
-) -> dict[int, int] | None:
-    """The run of values under each word of the header, joining runs under one word into one
-    column (values with spaces); a word over none is part of the name beside it (``NOMINATED
-    NODE``). None where a word is neither."""
-    owner: dict[int, int] = {}
-    for k, (a, b) in enumerate(tokens):
-        under = [j for j, (s, e) in enumerate(runs) if a < e and s < b]
-        for j in under:
-            column[j] = column[under[0]]
-        if under:
-            owner[k] = under[0]
-    for k, (a, b) in enumerate(tokens):
-        if k in owner:
-            continue
-        if k - 1 in owner and a - tokens[k - 1][1] == 1:
-            owner[k] = owner[k - 1]
-        elif k + 1 in owner and tokens[k + 1][0] - b == 1:
-            owner[k] = owner[k + 1]
-        else:
-            return None
-    return owner
-
-
-def _kept_to(starts: list[int], lines: list[str]) -> bool:
-    """No value cut in two at a column's start, and no two names in one column."""
-    header = lines[0]
-    cut = any(0 < s < len(line) and line[s - 1] != " " and line[s] != " " for line in lines for s in starts)
-    names = [header[a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)]
-    return not cut and not any("  " in name for name in names)
+HEADER_WORDS = 6  # a field's name is a few words; a longer field is a sentence
+# a field's name: words, maybe with a unit or a kind ("Quiz: Bonding (Real)", "Weight (kg)", "Q&A?")
+_HEADER_FIELD = re.compile(r"[A-Za-z_#%][\w .:/()&'?%#+-]{0,60}")
 
 
 def table_metadata(context: Any) -> dict[str, Any] | None:
@@ -296,11 +246,7 @@ def table_metadata(context: Any) -> dict[str, Any] | None:
     the lines fail on it."""
     pd = _pandas()
     if isinstance(context, str):
-        if (layout := csv_layout(context)) is not None:
-            return _csv_metadata(context, layout, pd)
-        if pd is not None and (layout := aligned_layout(context)) is not None:
-            return _aligned_metadata(context, layout, pd)
-        return None
+        return _text_table(context, pd)
     if isinstance(context, Mapping):
         values = list(itertools.islice(context.values(), SAMPLE_ROWS))
         if not _records(values[:200]):
@@ -316,6 +262,19 @@ def table_metadata(context: Any) -> dict[str, Any] | None:
         if pd is None:
             return {"load": ROW_LOADS["list"]}
         return {"load": LOADS["list"], **_frame_meta(pd.DataFrame(sample), len(context))}
+    return None
+
+
+def _text_table(text: str, pd: Any) -> dict[str, Any] | None:
+    """CSV, a text table of aligned columns (the whole text) or a printed report's table."""
+    if (layout := csv_layout(text)) is not None:
+        return _csv_metadata(text, layout, pd)
+    if pd is None:
+        return None
+    if (layout := aligned_layout(text)) is not None:
+        return _aligned_metadata(text, layout, pd)
+    if (layout := report_layout(text)) is not None:
+        return _report_metadata(text, layout, pd)
     return None
 
 
@@ -338,7 +297,7 @@ def _csv_metadata(text: str, layout: dict[str, Any], pd: Any) -> dict[str, Any] 
 
 def _aligned_metadata(text: str, layout: dict[str, Any], pd: Any) -> dict[str, Any] | None:
     whole = len(text) <= FULL_PARSE_CHARS
-    if whole and not _kept_to([a for a, _ in layout["colspecs"]], text.splitlines()):
+    if whole and not kept_to([a for a, _ in layout["colspecs"]], text.splitlines()):
         return None  # rows further on that do not keep to the columns
     try:
         df = pd.read_fwf(io.StringIO(text), **layout, nrows=None if whole else SAMPLE_ROWS)
@@ -349,6 +308,25 @@ def _aligned_metadata(text: str, layout: dict[str, Any], pd: Any) -> dict[str, A
         "load": LOADS["fwf"].format(sep=f", colspecs={layout['colspecs']}"),
         "format": "fwf",
         **_frame_meta(df, rows),
+    }
+
+
+def _report_metadata(text: str, layout: dict[str, Any], pd: Any) -> dict[str, Any] | None:
+    load = report_load(layout)
+    namespace: dict[str, Any] = {"context": text[:FULL_PARSE_CHARS]}
+    try:
+        exec(load, namespace)  # noqa: S102 - our own lines
+    except Exception:  # noqa: BLE001 - lines that fail on the context are not offered
+        return None
+    df = namespace["df"]
+    if len(df) < 3:
+        return None
+    rows = len(df) if len(text) <= FULL_PARSE_CHARS else round(len(df) * len(text) / FULL_PARSE_CHARS)
+    return {
+        "load": load,
+        "format": "report",
+        "title": layout["title"],
+        **_frame_meta(df.head(SAMPLE_ROWS), rows),
     }
 
 
@@ -678,9 +656,12 @@ def _what(meta: Mapping[str, Any]) -> str:
     """The context in words: "a list of 1,250 dicts", "CSV text: 4,096 characters, 81 lines"."""
     kind = meta["type"]
     if kind == "str":
-        text = {"csv": "CSV text", "fwf": "a text table, its columns aligned", "json": "JSON text"}.get(
-            meta.get("format", ""), "text"
-        )
+        text = {
+            "csv": "CSV text",
+            "fwf": "a text table, its columns aligned",
+            "report": "a printed report, a table of aligned columns under title lines",
+            "json": "JSON text",
+        }.get(meta.get("format", ""), "text")
         lines = f", {_count(meta['lines'], 'line')}" if "lines" in meta else ""
         parsed = ""
         if meta.get("format") == "json":
@@ -720,6 +701,8 @@ def describe_structured(meta: Mapping[str, Any]) -> str | None:
     # The lines that load it come last, just before the question: a reply begun with them
     # (worked.reply_start) goes on with code, where a description after them was copied on.
     lines = [f"The variable `context` holds {_what(meta)}."]
+    if meta.get("title"):
+        lines += ["It begins:", *meta["title"]]
     if "dims" in meta:
         lines += _frame_lines(meta, own=meta.get("own"))
     elif meta.get("parsed_keys"):

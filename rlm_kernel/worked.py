@@ -24,7 +24,7 @@ from typing import Any
 
 from .helpers import looks_like_csv, search_text
 from .lm.base import Message
-from .structured import LOADS, ROW_LOADS, aligned_layout
+from .structured import LOADS, ROW_LOADS, aligned_layout, report_layout
 
 __all__ = [
     "SHAPES",
@@ -71,9 +71,11 @@ def shape_of(context: Any) -> str:
 
 
 def _shape_of_text(context: str) -> str:
-    """``table`` for CSV, a text table (with pandas to read it), or JSON of flat records; else
+    """``table`` for CSV, a text table or report (with pandas to read it), or JSON of flat records; else
     ``lines`` or ``text`` by its line lengths."""
-    if looks_like_csv(context) or (_has_pandas() and aligned_layout(context) is not None):
+    if looks_like_csv(context) or (
+        _has_pandas() and (aligned_layout(context) is not None or report_layout(context) is not None)
+    ):
         return "table"
     if context.lstrip()[:1] in ("[", "{") and len(context) < 64_000_000:
         try:
@@ -497,10 +499,27 @@ def _context(shape: str) -> Any:
     return "\n".join(sentences) if shape == "lines" else " ".join(sentences)
 
 
-_TABLE_FORMS = ("frame", "csv", "fwf", "json", "dict", "frames", "columns", "tuples")
+_TABLE_FORMS = ("frame", "csv", "fwf", "report", "json", "dict", "frames", "columns", "tuples")
+REPORT_PAGE = 12  # rows on a page of the made-up report
 _NESTED_FORMS = ("nested-list", "nested-dict", "nested-key", "nested-json")
 _DOTTED_FORMS = ("dotted-list", "dotted-dict", "dotted-key", "dotted-json")  # no list of records in them
 _NAMES = ["Lind", "Oak", "Mole", "Vale", "Brook", "Fern", "Hill", "Moss", "Reed", "Ash", "Birch"]
+
+
+def _printed(shape: str) -> str:
+    """The shops' table as a command prints it (``fwf``), or on the pages of a report."""
+    table = _context("table")
+    rows = [list(table[0])] + [[str(v) for v in row.values()] for row in table]
+    widths = [max(len(row[k]) for row in rows) + 3 for k in range(len(rows[0]))]
+    header, *lines = ["".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    if shape == "fwf":  # each column as wide as its longest value
+        return "\n".join([header, *lines])
+    rule = "-" * len(header)
+    pages: list[str] = []
+    for page, start in enumerate(range(0, len(lines), REPORT_PAGE), start=1):
+        title = f"SHOPS REGISTER{f'PAGE: {page}':>{len(header) - 14}}"
+        pages += [title, rule, header, rule, *lines[start : start + REPORT_PAGE], ""]
+    return "\n".join([*pages, "*** END OF REPORT ***"])
 
 
 def _table_form(shape: str) -> Any:
@@ -516,13 +535,8 @@ def _table_form(shape: str) -> Any:
         rows = _context("table")
         lines = [",".join(rows[0])] + [",".join(str(v) for v in row.values()) for row in rows]
         return "\n".join(lines)
-    if shape == "fwf":  # as a command prints a table: each column as wide as its longest value
-        table = _context("table")
-        rows = [list(table[0])] + [[str(v) for v in row.values()] for row in table]
-        widths = [max(len(row[k]) for row in rows) + 3 for k in range(len(rows[0]))]
-        return "\n".join(
-            "".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in rows
-        )
+    if shape in ("fwf", "report"):
+        return _printed(shape)
     if shape == "json":
         return json.dumps(_context("table"))
     if shape == "dict":
@@ -714,11 +728,13 @@ def _questions_of_rows(shape: str) -> tuple[str, str, list[tuple[str, str]]] | N
     context's shape, the lines that load it and the questions of rows, written for it."""
     if shape == "frame":
         return shape, "", [(q, _of_frame(c)) for q, c in _ROW_QUESTIONS]
-    if shape in LOADS:  # a list or dict of records, CSV, JSON or a text table
+    if shape in ("fwf", "report"):  # a text table: the lines give its columns' places
+        return shape, _load(shape), _ROW_QUESTIONS
+    if shape in LOADS:  # a list or dict of records, CSV or JSON
         keyed = shape == "dict"
         return (
             shape,
-            _load(shape) if shape == "fwf" else LOADS[shape].format(sep=""),  # its columns' places
+            LOADS[shape].format(sep=""),
             [_BY_KEY.get(q, (q, c)) if keyed else (q, c) for q, c in _ROW_QUESTIONS],
         )
     if shape == "columns":  # a dict of columns
@@ -808,9 +824,10 @@ def _frames_load(frames: Mapping[str, Any]) -> str:
 
 
 def _rows_kind(meta: Mapping[str, Any]) -> str:
-    """Where rows are: a ``list`` or ``dict`` of records, ``csv``, ``json`` or ``fwf`` (a text table) text."""
+    """Where rows are: a ``list`` or ``dict`` of records, ``csv``, ``json`` or ``fwf`` (a text table
+    or a report's) text."""
     if meta.get("type") == "str":
-        return meta["format"] if meta.get("format") in ("json", "fwf") else "csv"
+        return {"json": "json", "fwf": "fwf", "report": "report"}.get(meta.get("format", ""), "csv")
     return "dict" if "dict" in str(meta.get("type", "")).lower() else "list"
 
 
@@ -1025,6 +1042,7 @@ def example_turns(meta: Mapping[str, Any], question: str | None = None) -> list[
         "records",
         "columns",
         "tuples",
+        "report",
         *LOADS,
         *_NESTED_FORMS,
     )

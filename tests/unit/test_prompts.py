@@ -517,6 +517,27 @@ def test_an_export_with_lines_before_its_header_and_decimal_commas_is_read_as_wr
     assert start.startswith("```repl\nimport io\nimport pandas as pd\n" + load)
 
 
+def test_an_export_with_quoted_commas_named_columns_and_dashes_for_no_value_is_read_as_csv() -> None:
+    pytest.importorskip("pandas")
+    header = (
+        "First name,Last name,School,Quiz: Bonding (Real),Assignment: Lab report (Real),Course total (Letter)"
+    )
+    rows = [
+        f'Name{i},Surname{i},"St Anne\'s, Leeds",{"-" if i % 4 == 0 else f"{i % 10}.50"},{10 + i}.00,{"AB"[i % 2]}'
+        for i in range(30)
+    ]
+    text = header + "\n" + "\n".join(rows) + "\n"
+    meta = context_metadata(text)
+    assert meta["format"] == "csv" and meta["dims"] == [30, 6]
+    assert "df = pd.read_csv(io.StringIO(context), na_values=['-'])" in describe_context(meta)
+    df = _run_load(meta, text)["df"]
+    assert df["School"].iloc[0] == "St Anne's, Leeds"
+    assert df["Quiz: Bonding (Real)"].dtype == float and df["Quiz: Bonding (Real)"].isna().sum() == 8
+    # prose whose every line has one comma is not a table, though its first line could name columns
+    prose = "\n".join(f"Shelf S{i:02d}: see the list in the back room, box {i}." for i in range(20))
+    assert context_metadata(prose).get("format") != "csv"
+
+
 @pytest.mark.parametrize("form", ["list", "dict", "under a key", "json"])
 def test_the_small_profile_shows_nested_records_worked_in_pandas(form) -> None:
     pytest.importorskip("pandas")
