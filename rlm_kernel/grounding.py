@@ -38,7 +38,8 @@ for one its code computed):
 7. The question names a value the code never used: a quoted name or phrase ('Lena Hoffmann',
    "Seasonality", `load_refunds_v2`), a proper name of two capitalised words or more after the
    question's first word (Grant Whitaker, City Council; used whole or by its longest word of five
-   letters or more), a year, or a month of a year ("March 2024": its name or
+   letters or more), a word in capitals of three characters or more (APC, STATUS, DSM; used
+   whole; not a time zone or a format), a year, or a month of a year ("March 2024": its name or
    number) that the run's code does not hold (case aside; a phrase counts as used when its
    longest word is): "the code never used ...". Code that answers a question about one
    account, title or month and never names it has answered another question. Checked only for
@@ -56,7 +57,10 @@ for one its code computed):
 9. The answer is a whole collection as Python prints it: a pandas Series (its ``dtype:`` footer),
    a long DataFrame (``[n rows x m columns]``), or a Counter or defaultdict that holds something,
    where the question does not ask for several values (list, each, per, for every): "it is a
-   whole Series, DataFrame or Counter as Python prints it, not the one value asked for".
+   whole Series, DataFrame or Counter as Python prints it, not the one value asked for". So is a
+   computed answer of text values run together, as ``sum()`` joins a column of text: no space,
+   and its first characters (``p.``, ``NGS24-``) coming again twice more or more
+   (``p.Thr594Glyp.Ser2816=p.Ser822Phe``): "it is several values run together".
 
 Yes/no answers are not held to rule 3.
 
@@ -186,8 +190,8 @@ def unsupported(
     question = question or ""
     if _found_nothing(question, text):
         return FOUND_NOTHING
-    if _WHOLE_COLLECTION.search(text) and not _MANY.search(question):
-        return WHOLE_COLLECTION
+    if not _MANY.search(question) and (several := _collection(text, computed=not written)):
+        return several
     if code is not None and (unconverted := _unconverted(question, code)) and _NUMBER.search(text):
         return unconverted
     if code is not None and not written and (unused := _unused(question, code, text)):
@@ -271,6 +275,37 @@ RUN_TOGETHER = (
     "joins the values end to end); make the values numbers first, then add them"
 )
 RUN_TOGETHER_NUMBERS = 6  # a total of time ("1 days 02:03:04.5") holds four
+JOINED = (
+    "it is several values run together (a sum over a column of text joins them end to end), not the one "
+    "value asked for; take that value out of the rows"
+)
+JOINED_CHARS = 20  # of an answer that may be values run together
+
+
+def _collection(text: str, *, computed: bool) -> str | None:
+    """Why an answer to a question of one value is several (rule 9), or None."""
+    if _WHOLE_COLLECTION.search(text):
+        return WHOLE_COLLECTION
+    return JOINED if computed and _joined(text) else None
+
+
+def _joined(text: str) -> bool:
+    """Whether an answer is text values joined end to end, as ``sum()`` joins a column of them: no
+    space, and its beginning (``p.``, ``NGS24-``) comes again two more times or more."""
+    if len(text) < JOINED_CHARS or re.search(r"\s", text):
+        return False
+    for k in (6, 5, 4, 3, 2):
+        start = text[:k]
+        if (
+            start[0].isalnum()
+            and len(set(start)) > 1
+            and text.count(start) >= 3
+            and (k > 2 or not start.isalnum())
+        ):
+            return True
+    return False
+
+
 FOUND_NOTHING = (
     "the code found nothing (a count of 0, or an empty value); a filter that matches no item often "
     "writes a value otherwise than the data does, so print the values it compares"
@@ -319,21 +354,25 @@ _FORMAT = re.compile(r"[YMDhms\W_]+|\*.*")  # YYYY-MM-DD, *args: how a value is 
 # A proper name of two words or more, each capitalised (``Grant Whitaker``, ``City Council``), not
 # the question's first word
 _PROPER = re.compile(r"(?<=[\w,;:(] )[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
+# A word in capitals of three characters or more: a code or a column (``APC``, ``STATUS``, ``DSM``)
+_CAPITALS = re.compile(r"(?<![\w.-])[A-Z][A-Z\d]{2,}(?![\w-])")
+_ZONES = frozenset({"UTC", "GMT"})  # how a time is told, not a value of the data
+
+
+def _not_given(values: list[str], answer: str) -> list[str]:
+    """``values``, or none where the answer is one of them: a choice among the question's own."""
+    return [] if any(v.lower() in answer.lower() for v in values) else values
 
 
 def _unused(question: str, code: str, answer: str) -> str | None:
     """The first value the question names that the code does not use (rule 7), quoted, or None."""
     low = code.lower()
-    phrases = [p for _, p in _QUOTED.findall(question) if not _FORMAT.fullmatch(p)]
-    if any(p.lower() in answer.lower() for p in phrases):
-        phrases = []  # the answer is one of the question's own phrases: a choice among them
-    names = _names(question)
-    if any(n.lower() in answer.lower() for n in names):
-        names = []  # the same: one of the question's names
-    proper = _PROPER.findall(question)
-    if any(p.lower() in answer.lower() for p in proper):
-        proper = []  # the same: one of the question's names
+    phrases = _not_given([p for _, p in _QUOTED.findall(question) if not _FORMAT.fullmatch(p)], answer)
+    names = _not_given(_names(question), answer)
+    proper = _not_given(_PROPER.findall(question), answer)
+    capitals = [c for c in _CAPITALS.findall(question) if not _FORMAT.fullmatch(c) and c not in _ZONES]
     named = [(repr(p), p, 1) for p in phrases] + [(n, n, 5) for n in names] + [(p, p, 5) for p in proper]
+    named += [(c, c, len(c)) for c in _not_given(capitals, answer)]
     for shown, value, shortest in named:  # used whole, or by its longest word
         longest = max(re.findall(r"\w+", value.lower()), key=len, default="")
         if value.lower() not in low and not (len(longest) >= shortest and _bounded(longest, low)):

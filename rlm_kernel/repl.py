@@ -278,14 +278,14 @@ def _raised_by(exc: BaseException, package: str) -> bool:
 
 
 def key_error_hint(exc: BaseException, namespace: Mapping[str, Any]) -> str:
-    """For a ``KeyError`` on a column name, the line a pandas user would print next: which of the
-    REPL's DataFrames have that column (or the closest names), and each one's columns. A small
-    model otherwise writes the same failing lookup again."""
+    """For a ``KeyError`` on a column name (or ``df.name`` that is not one), the line a pandas user
+    would print next: which of the REPL's DataFrames have that column, the closest names, or the
+    column whose values the name is (``df["HET"]`` for rows whose ``zygosity`` is ``HET``), and
+    each frame's columns. A small model otherwise writes the same failing lookup again."""
     pd = sys.modules.get("pandas")
-    key = exc.args[0] if isinstance(exc, KeyError) and exc.args else None
-    if pd is None or not isinstance(key, str):
+    key = _asked_column(exc)
+    if pd is None or key is None:
         return ""
-    key = key.removeprefix("Column not found: ")  # as groupby(...)[key] says it
     frames = [
         (name, value)
         for name, value in namespace.items()
@@ -301,14 +301,51 @@ def key_error_hint(exc: BaseException, namespace: Mapping[str, Any]) -> str:
     close = leaves or difflib.get_close_matches(key, every, n=3) or inside[:6]
     if holders:
         said = f"{key!r} is a column of {', '.join(holders)}."
+    elif value_of := _value_of(pd, frames, key):
+        name, column, value = value_of
+        said = (
+            f"{key!r} is not a column but a value of {name}[{column!r}]: "
+            f"its rows are {name}[{name}[{column!r}] == {value!r}]."
+        )
     elif close:
         said = f"Close column names: {', '.join(map(repr, close))}."
-    elif _raised_by(exc, "pandas"):
+    elif _raised_by(exc, "pandas") and isinstance(exc, KeyError):
         said = f"No DataFrame has a column {key!r}."
     else:
         return ""  # no column like it, and not looked up by pandas: the key was not meant for one
     shown = "; ".join(f"{name}: {', '.join(names[:24])}" for name, names in columns.items())
     return f"Hint: {said} Columns of the DataFrames: {shown}.\n"
+
+
+_NO_ATTRIBUTE = re.compile(r"'DataFrame' object has no attribute '([^'\n]+)'")
+
+
+def _asked_column(exc: BaseException) -> str | None:
+    """The column a failed lookup asked for: ``df["x"]``'s key, or ``df.x``'s name."""
+    if isinstance(exc, KeyError) and exc.args and isinstance(exc.args[0], str):
+        return exc.args[0].removeprefix("Column not found: ")  # as groupby(...)[key] says it
+    if isinstance(exc, AttributeError) and (found := _NO_ATTRIBUTE.fullmatch(str(exc))):
+        return found.group(1)
+    return None
+
+
+def _value_of(pd: Any, frames: list[tuple[str, Any]], key: str) -> tuple[str, str, Any] | None:
+    """The first frame and text column with a row whose value is ``key`` (or ``key`` in another
+    case), and that value as the column writes it."""
+    folded = key.casefold()
+    for name, frame in frames:
+        for column in frame.columns[:64]:
+            series = frame[column].head(FILTER_ROWS)
+            if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_datetime64_any_dtype(series):
+                continue
+            try:
+                texts = dict.fromkeys(series.dropna().astype(str))
+            except (TypeError, ValueError):
+                continue
+            same = [t for t in texts if t == key] or [t for t in texts if t.casefold() == folded]
+            if same:
+                return name, str(column), same[0]
+    return None
 
 
 FILTER_HINTS = 3  # filters a step's hint speaks of
@@ -425,12 +462,18 @@ def _misses(pd: Any, asked: list[tuple[str, str, str]], namespace: Mapping[str, 
     return said
 
 
+# What a file writes for "no value", which pandas reads as NaN (by default, or by the load's na_values)
+_NO_VALUE = frozenset({"", "-", "--", "\u2013", "\u2014", "?", "na", "n/a", "nan", "null", "none"})
+
+
 def _where_it_is(pd: Any, name: str, frame: Any, column: str, value: str) -> str:
     """The rest of the hint on a value no row of ``frame[column]`` is: where it is (in another
     column, written otherwise, with fewer or more words), how a column of datetimes is compared,
     or what the column holds."""
     where = f"{name}[{column!r}]"
     held = frame[column].dropna()
+    if value.strip().casefold() in _NO_VALUE and (missing := int(frame[column].isna().sum())):
+        return f": a missing value is NaN in it, not {value!r}; {where}.isna() matches {missing:,} rows."
     if pd.api.types.is_datetime64_any_dtype(held) and (form := _date_form(value)):
         hits = int((held.dt.strftime(form) == value).sum())
         return (

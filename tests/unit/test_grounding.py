@@ -9,6 +9,7 @@ import pytest
 
 from rlm_kernel.grounding import (
     FOUND_NOTHING,
+    JOINED,
     RUN_TOGETHER,
     TABLE,
     WHOLE_COLLECTION,
@@ -331,6 +332,42 @@ def test_a_proper_name_the_code_never_used_makes_a_computed_answer_unsupported()
     # a name the answer gives is a choice among the question's names
     choice = "Which got more votes, Grant Whitaker or Maria Santoro?"
     assert unsupported(choice, "Maria Santoro", ["Maria Santoro"], written=False, code="n = 1") is None
+
+
+def test_a_word_in_capitals_the_code_never_used_makes_a_computed_answer_unsupported():
+    question = "Averaged over the missense_variant rows of APC, what is the cadd_phred?"
+    code = 'n = df.loc[df["consequence"] == "missense_variant", "cadd_phred"].mean()\nprint(n)'
+    assert unsupported(question, "20.55", ["20.55"], written=False, code=code) == (
+        "the code never used APC, which the question names"
+    )
+    used = code.replace('== "missense_variant"', '== "missense_variant") & (df["gene"] == "apc"')
+    assert unsupported(question, "8.6", ["8.6"], written=False, code=used) is None  # case aside
+    # a time zone or a format says how to write the answer, not which rows
+    when = "When did the last run start (UTC, YYYY-MM-DD HH:MM)?"
+    assert unsupported(when, "2024-05-01 10:00", ["2024-05-01 10:00"], written=False, code="t = 1") is None
+    # a code the answer gives is a choice among the question's
+    assert (
+        unsupported("Which has more rows, APC or ATM?", "ATM", ["ATM"], written=False, code="n = 1") is None
+    )
+
+
+def test_text_values_run_together_given_for_one_value_are_unsupported():
+    """``sum()`` over a column of text joins its values end to end (protein changes, sample ids)."""
+    which = "Which hgvs_p is listed for the variant of sample NGS24-0470?"
+    for joined in ("p.Thr594Glyp.Ser2816=p.Ser822Phep.Ala2696=", "NGS24-0320NGS24-0470NGS24-0511"):
+        assert unsupported(which, joined, [], written=False, code="n = df['hgvs_p'].sum()") == JOINED
+    assert (
+        unsupported("List the hgvs_p of each variant.", "p.Thr594Glyp.Ser2816=p.Ser822Phe", [], written=False)
+        is None
+    )
+    for one in (
+        "p.Cys531=",
+        "https://example.com/a/b/c/d/e/f",
+        "2024-01-01T10:00:00+00:00",
+        "A" * 24,
+        "ATCGATCGATCGATCGATCG x",
+    ):
+        assert unsupported("Which value is it?", one, [], written=False, code="n = 1") is None
 
 
 def test_a_printed_table_given_for_a_quantity_is_unsupported():

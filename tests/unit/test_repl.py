@@ -80,6 +80,26 @@ def test_a_column_no_frame_has_is_told_with_the_columns_there_are_and_pandas_own
     assert "KeyError: 'k'" in error and "During handling" in error and "Hint" not in error
 
 
+def test_a_value_asked_for_as_a_column_is_told_which_column_holds_it():
+    ex = LocalExecutor()
+    ex.run(
+        "import pandas as pd\ncalls = pd.DataFrame({'gene': ['ATM', 'APC'], 'zygosity': ['HET', 'HOM'], "
+        "'depth': [30, 41]})\ncalls['zygosity'] = calls['zygosity'].astype('category')",
+        step=1,
+    )
+    told = (
+        "is not a column but a value of calls['zygosity']: its rows are calls[calls['zygosity'] == 'HET']. "
+        "Columns of the DataFrames: calls: gene, zygosity, depth.\n"
+    )
+    assert ex.run("n = calls['HET'].sum()", step=2).error.endswith("KeyError: 'HET'\nHint: 'HET' " + told)
+    error = ex.run(
+        "n = calls[calls['gene'] == 'ATM'].het.sum()", step=3
+    ).error  # as an attribute, in another case
+    assert "AttributeError: 'DataFrame' object has no attribute 'het'" in error
+    assert error.endswith("Hint: 'het' " + told)
+    assert "Hint" not in ex.run("calls.groupbyy('gene')", step=4).error  # a method's name mistyped
+
+
 def test_a_pattern_that_matched_nothing_is_told_with_the_lines_that_hold_its_words():
     ex = LocalExecutor()
     ex.run('import re\ntext = "HOMEBASE DIY\\nITEMS 4    TOTAL   £62.49\\nCASH  £62.49"', step=1)
@@ -125,6 +145,24 @@ def test_a_filter_no_row_matches_is_told_where_its_value_is_or_what_the_column_h
     assert error.endswith(
         "empty sequence\nHint: No row of df['contest'] is 'mayor'; close values in it: 'Mayor'.\n"
     )
+
+
+def test_a_filter_on_a_mark_for_no_value_is_told_that_pandas_read_it_as_nan():
+    ex = LocalExecutor()
+    ex.run(
+        "import io\nimport pandas as pd\n"
+        "df = pd.read_csv(io.StringIO('name,quiz\\na,4.5\\nb,-\\nc,-\\nd,NA\\ne,7'), na_values=['-'])",
+        step=1,
+    )
+    for mark in ("-", "NA", ""):
+        result = ex.run(f"n = int((df['quiz'] == {mark!r}).sum())", step=2)
+        assert result.stdout == (
+            f"Hint: No row of df['quiz'] is {mark!r}: a missing value is NaN in it, not {mark!r}; "
+            "df['quiz'].isna() matches 3 rows.\n"
+        )
+    # a column with no missing value: what it holds, as before
+    result = ex.run("n = int((df['name'] == '-').sum())", step=3)
+    assert result.stdout == "Hint: No row of df['name'] is '-'; its values: 'a', 'b', 'c', 'd', 'e'.\n"
 
 
 def test_a_filter_is_told_the_text_that_holds_its_words_and_how_a_datetime_column_is_compared():
