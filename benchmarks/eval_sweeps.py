@@ -361,6 +361,45 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
          "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
          "--votes", "1"],
     ),
+    "dev-11-gradebook-variants": (
+        "Development of the eleventh change (CSV whose quoted fields hold commas and whose missing numbers "
+        "are dashes; a value asked for as a column is told which column holds it; a word in capitals the "
+        "code never used) on the tenth set's gradebook and variants families: the 0.5B, one root; compare "
+        "their rows of holdout-10-0.5b-one-root",
+        ["--tasks", "gradebook,variants", "--lengths", "8k", "-n", "6", "--methods", "rlm", "--model-name",
+         "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600", "--votes", "1"],
+    ),
+    "dev-11-manifest": (
+        "Development of the eleventh change's report reader (a printed report's rows, with the section "
+        "fields of the title lines above them, as one DataFrame) on the tenth set's manifest family, whose "
+        "test split is a terminal's paged discharge lists: the 0.5B, one root; compare the manifest rows of "
+        "holdout-10-0.5b-one-root",
+        ["--tasks", "manifest", "--lengths", "8k", "-n", "6", "--methods", "rlm", "--model-name",
+         "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600", "--votes", "1"],
+    ),
+    "holdout-11-0.5b-one-root": (
+        "Four kinds of data held out from the eleventh change of the small profile (see "
+        "holdout-2026-12k/README.md), test split, with the bundled 0.5B model and one root: measured once "
+        "after it",
+        ["--tasks", "payroll,admissions,library,wiki", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1"],
+    ),
+    "holdout-11-0.5b-before": (
+        "holdout-11-0.5b-one-root with the code before the eleventh change (12fd6be: quoted CSV fields, "
+        "dashes for no value and printed reports not read; no hint for a value asked for as a column; "
+        "neither new rule), run from a checkout of that commit in the same session",
+        ["--tasks", "payroll,admissions,library,wiki", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1"],
+    ),
+    "dev-11-wiki": (
+        "After holdout-11-0.5b-one-root, JSON Lines text read as records (a change tried and not kept), on "
+        "the burned wiki family (its test split is a wiki's edit stream as JSON Lines): the 0.5B, one root; "
+        "compare the wiki rows of holdout-11-0.5b-one-root",
+        ["--tasks", "wiki", "--lengths", "8k", "-n", "6", "--methods", "rlm", "--model-name",
+         "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600", "--votes", "1"],
+    ),
 }  # fmt: skip
 
 
