@@ -3,11 +3,13 @@
 :func:`aligned_layout` reads a table that is the whole text (``kubectl get``, ``docker ps``,
 ``df -h``): ``pd.read_fwf`` with the columns' places. :func:`report_layout` reads a printed
 report, where title lines, rules of dashes, page breaks and totals come around the table and its
-header starts again on each page or section (a terminal's discharge list, a bank's statement, a
-payroll register). Its rows are the lines with characters in most columns and none across a
-column's start; the ``KEY: value`` fields of the title lines that change from one section to the
-next (``VESSEL: NORTHERN VALOUR``) go beside the rows under them. Both give the lines a pandas
-user would write, and nothing of our own to learn.
+header starts again on each page or section (a terminal's discharge list, a maintenance system's
+work orders). Its rows are the lines with characters in most columns and none across a column's
+start; the ``KEY: value`` fields of the title lines that change from one section to the next
+(``VESSEL: NORTHERN VALOUR``) go beside the rows under them. Both give the lines a pandas user
+would write, and nothing of our own to learn. A header whose names stand one space apart
+(``Er NI Ee Pension``), or a section's line inside the table under its header, is not read: such
+a report stays text.
 """
 
 from __future__ import annotations
@@ -171,8 +173,8 @@ def is_row(line: str, layout: dict[str, Any]) -> bool:
 
 
 def _section_fields(text: str, layout: dict[str, Any]) -> list[str]:
-    """The ``KEY`` of each ``KEY: value`` of the lines that are no rows whose value changes from
-    one section to the next, in the order they come."""
+    """The ``KEY`` of each ``KEY: value`` on lines that are not rows whose value changes from one
+    section to the next, in the order they come."""
     seen: dict[str, set[str]] = {}
     for line in text.splitlines():
         if ": " in line and not is_row(line, layout):

@@ -824,8 +824,8 @@ def _frames_load(frames: Mapping[str, Any]) -> str:
 
 
 def _rows_kind(meta: Mapping[str, Any]) -> str:
-    """Where rows are: a ``list`` or ``dict`` of records, ``csv``, ``json`` or ``fwf`` (a text table
-    or a report's) text."""
+    """Where rows are: a ``list`` or ``dict`` of records, or ``csv``, ``json``, ``fwf`` (a text
+    table) or ``report`` (a printed report) text."""
     if meta.get("type") == "str":
         return {"json": "json", "fwf": "fwf", "report": "report"}.get(meta.get("format", ""), "csv")
     return "dict" if "dict" in str(meta.get("type", "")).lower() else "list"
