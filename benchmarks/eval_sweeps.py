@@ -364,8 +364,8 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
     "dev-11-gradebook-variants": (
         "Development of the eleventh change (CSV whose quoted fields hold commas and whose missing numbers "
         "are dashes; a value asked for as a column is told which column holds it; a word in capitals the "
-        "code never used) on the tenth set's gradebook and variants families: the 0.5B, one root; compare "
-        "their rows of holdout-10-0.5b-one-root",
+        "code never used, a rule taken out after) on the tenth set's gradebook and variants families: the "
+        "0.5B, one root; compare their rows of holdout-10-0.5b-one-root",
         ["--tasks", "gradebook,variants", "--lengths", "8k", "-n", "6", "--methods", "rlm", "--model-name",
          "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600", "--votes", "1"],
     ),

@@ -38,8 +38,7 @@ for one its code computed):
 7. The question names a value the code never used: a quoted name or phrase ('Lena Hoffmann',
    "Seasonality", `load_refunds_v2`), a proper name of two capitalised words or more after the
    question's first word (Grant Whitaker, City Council; used whole or by its longest word of five
-   letters or more), a word in capitals of three characters or more (APC, STATUS, DSM; used
-   whole; not a time zone or a format), a year, or a month of a year ("March 2024": its name or
+   letters or more), a year, or a month of a year ("March 2024": its name or
    number) that the run's code does not hold (case aside; a phrase counts as used when its
    longest word is): "the code never used ...". Code that answers a question about one
    account, title or month and never names it has answered another question. Checked only for
@@ -354,9 +353,6 @@ _FORMAT = re.compile(r"[YMDhms\W_]+|\*.*")  # YYYY-MM-DD, *args: how a value is 
 # A proper name of two words or more, each capitalised (``Grant Whitaker``, ``City Council``), not
 # the question's first word
 _PROPER = re.compile(r"(?<=[\w,;:(] )[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
-# A word in capitals of three characters or more: a code or a column (``APC``, ``STATUS``, ``DSM``)
-_CAPITALS = re.compile(r"(?<![\w.-])[A-Z][A-Z\d]{2,}(?![\w-])")
-_ZONES = frozenset({"UTC", "GMT"})  # how a time is told, not a value of the data
 
 
 def _not_given(values: list[str], answer: str) -> list[str]:
@@ -370,9 +366,7 @@ def _unused(question: str, code: str, answer: str) -> str | None:
     phrases = _not_given([p for _, p in _QUOTED.findall(question) if not _FORMAT.fullmatch(p)], answer)
     names = _not_given(_names(question), answer)
     proper = _not_given(_PROPER.findall(question), answer)
-    capitals = [c for c in _CAPITALS.findall(question) if not _FORMAT.fullmatch(c) and c not in _ZONES]
     named = [(repr(p), p, 1) for p in phrases] + [(n, n, 5) for n in names] + [(p, p, 5) for p in proper]
-    named += [(c, c, len(c)) for c in _not_given(capitals, answer)]
     for shown, value, shortest in named:  # used whole, or by its longest word
         longest = max(re.findall(r"\w+", value.lower()), key=len, default="")
         if value.lower() not in low and not (len(longest) >= shortest and _bounded(longest, low)):

@@ -329,26 +329,12 @@ def test_a_proper_name_the_code_never_used_makes_a_computed_answer_unsupported()
         is None
     )
     assert unsupported("Total Votes: how many?", "12", ["12"], written=False, code="n = 12") is None
+    # words in capitals are emphasis or terms as often as codes: no name (a prompt of the suite's own)
+    steps = "In the REPL, print ALL of them. Do NOT combine steps; give the TOTAL."
+    assert unsupported(steps, "1034.5", ["1034.5"], written=False, code="print(round(a + b, 2))") is None
     # a name the answer gives is a choice among the question's names
     choice = "Which got more votes, Grant Whitaker or Maria Santoro?"
     assert unsupported(choice, "Maria Santoro", ["Maria Santoro"], written=False, code="n = 1") is None
-
-
-def test_a_word_in_capitals_the_code_never_used_makes_a_computed_answer_unsupported():
-    question = "Averaged over the missense_variant rows of APC, what is the cadd_phred?"
-    code = 'n = df.loc[df["consequence"] == "missense_variant", "cadd_phred"].mean()\nprint(n)'
-    assert unsupported(question, "20.55", ["20.55"], written=False, code=code) == (
-        "the code never used APC, which the question names"
-    )
-    used = code.replace('== "missense_variant"', '== "missense_variant") & (df["gene"] == "apc"')
-    assert unsupported(question, "8.6", ["8.6"], written=False, code=used) is None  # case aside
-    # a time zone or a format says how to write the answer, not which rows
-    when = "When did the last run start (UTC, YYYY-MM-DD HH:MM)?"
-    assert unsupported(when, "2024-05-01 10:00", ["2024-05-01 10:00"], written=False, code="t = 1") is None
-    # a code the answer gives is a choice among the question's
-    assert (
-        unsupported("Which has more rows, APC or ATM?", "ATM", ["ATM"], written=False, code="n = 1") is None
-    )
 
 
 def test_text_values_run_together_given_for_one_value_are_unsupported():
