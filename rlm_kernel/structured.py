@@ -14,7 +14,7 @@ a text table               ``df = pd.read_fwf(io.StringIO(context), colspecs=[..
                            under a header, as ``kubectl get``, ``docker ps`` and ``df -h`` print
                            them: :mod:`.text_tables`)
 a printed report           the same of the lines that are rows, beside the section fields of the
-                           title lines above them (pages of a discharge list, a register)
+                           title lines above them (pages of a discharge list, work orders)
 JSON text of records       ``df = pd.DataFrame(json.loads(context))``
 other JSON text            ``data = json.loads(context)``
 a dict of columns          ``df = pd.DataFrame(context)`` (lists of one length)

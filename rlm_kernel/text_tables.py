@@ -162,22 +162,24 @@ def cut_at(colspecs: list[tuple[int, int | None]]) -> str:
     return "^(?:" + "|".join(f".{{{start - 1}}}" for start, _ in colspecs[1:]) + r")\S\S"
 
 
-def is_row(line: str, layout: dict[str, Any]) -> bool:
-    """Characters in ``least`` columns or more, none across a column's start, and not the header."""
+def _is_row(line: str, layout: dict[str, Any], cut: re.Pattern[str]) -> bool:
+    """Characters in ``least`` columns or more, none across a column's start (``cut``, from
+    :func:`cut_at`), and not the header."""
     colspecs = layout["colspecs"]
     return (
         sum(bool(line[a:b].strip()) for a, b in colspecs) >= layout["least"]
-        and not re.match(cut_at(colspecs), line)
+        and not cut.match(line)
         and line[: colspecs[0][1]].strip() != layout["names"][0]
     )
 
 
 def _section_fields(text: str, layout: dict[str, Any]) -> list[str]:
     """The ``KEY`` of each ``KEY: value`` on lines that are not rows whose value changes from one
-    section to the next, in the order they come."""
+    section to the next, in the order they come, as the report's first pages show them."""
+    cut = re.compile(cut_at(layout["colspecs"]))
     seen: dict[str, set[str]] = {}
-    for line in text.splitlines():
-        if ": " in line and not is_row(line, layout):
+    for line in text[:SCAN_CHARS].splitlines():
+        if ": " in line and not _is_row(line, layout, cut):
             for key, value in _FIELD.findall(line):
                 seen.setdefault(key, set()).add(value)
     return [key for key, values in seen.items() if len(values) > 1]
