@@ -61,7 +61,12 @@ class AnswerChecks(RunCore):
         back, or taken with a warning."""
         self.response = answer.content  # kept if the run is stopped before it is taken
         reason = grounding.unsupported(
-            self.question, answer.content, self._outputs, written=answer.written, code="\n".join(self._codes)
+            self.question,
+            answer.content,
+            self._outputs,
+            written=answer.written,
+            code="\n".join(self._codes),
+            shown=grounding.shown_of(self.context_meta),
         )
         if reason is not None:
             return self._doubted(answer, reason, "check")

@@ -45,6 +45,9 @@ for one its code computed):
    an answer the code computed (one written out was read, and rule 3 holds it), and not where
    the answer is one of the question's phrases (a choice among them); a phrase shorter than five
    characters, an argument list (``*args``) or a format (``YYYY-MM-DD``) is not held to it.
+   So is a name written in camel case (``DOLocationID``, ``howMany``, ``UnblendedCost``) that the
+   data shows, in what the root was shown of the context (``shown``) or in what the code printed:
+   a column, key or type the question asks about, which code that answers it reads by name.
 
 8. The question asks in a unit of time, size or length ("how many minutes", "in MB", "in km") and
    the run's code reads a field named in another unit of the same measure (``duration_ms``,
@@ -59,7 +62,8 @@ for one its code computed):
    whole Series, DataFrame or Counter as Python prints it, not the one value asked for". So is a
    computed answer of text values run together, as ``sum()`` joins a column of text: no space,
    and its first characters (``p.``, ``NGS24-``) coming again twice more or more
-   (``p.Thr594Glyp.Ser2816=p.Ser822Phe``): "it is several values run together".
+   (``p.Thr594Glyp.Ser2816=p.Ser822Phe``), or decimal numbers end to end, which no one number
+   is (``-8945.05-9591.75``, ``-7035.9917056.32``): "it is several values run together".
 
 Yes/no answers are not held to rule 3.
 
@@ -74,8 +78,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
+from typing import Any
 
 from .subcalls import ERROR_PREFIX
 from .worked import two_hops
@@ -177,10 +182,12 @@ def unsupported(
     *,
     written: bool = True,
     code: str | None = None,
+    shown: str = "",
 ) -> str | None:
     """Why ``answer`` is not supported by ``outputs`` (what the run's steps printed), or None.
     ``written``: the root wrote the answer out (see :func:`written_in`), rather than code computing it.
-    ``code``: the run's code, all its steps (rules 7 and 8)."""
+    ``code``: the run's code, all its steps (rules 7 and 8). ``shown``: what the root was shown of
+    the data before its first step (see :func:`shown_of`; rule 7)."""
     text = answer.strip().strip("\"'`\u2018\u2019\u201c\u201d").strip()
     if not text:
         return None  # the engine reports an empty answer itself
@@ -193,7 +200,8 @@ def unsupported(
         return several
     if code is not None and (unconverted := _unconverted(question, code)) and _NUMBER.search(text):
         return unconverted
-    if code is not None and not written and (unused := _unused(question, code, text)):
+    seen = "\n".join([shown, *outputs])
+    if code is not None and not written and (unused := _unused(question, code, text, seen)):
         return f"the code never used {unused}, which the question names"
     quantity = _asks_quantity(question)
     if quantity and (several := _several_values(question, text, computed=not written)):
@@ -288,9 +296,18 @@ def _collection(text: str, *, computed: bool) -> str | None:
     return JOINED if computed and _joined(text) else None
 
 
+# Decimal numbers end to end: a fraction then a sign (``05-9591``), or digits between two points
+# more than a part of an address or a version has (``.9917056.``)
+_GLUED_NUMBERS = re.compile(r"-?\d[\d.-]*\d")
+_GLUE = re.compile(r"\d\.\d+-\d|\.\d{4,}\.")
+
+
 def _joined(text: str) -> bool:
-    """Whether an answer is text values joined end to end, as ``sum()`` joins a column of them: no
-    space, and its beginning (``p.``, ``NGS24-``) comes again two more times or more."""
+    """Whether an answer is values joined end to end, as ``sum()`` joins a column of text: decimal
+    numbers with no one number's form, or no space and its beginning (``p.``, ``NGS24-``) coming
+    again two more times or more."""
+    if _GLUED_NUMBERS.fullmatch(text) and _GLUE.search(text):
+        return True
     if len(text) < JOINED_CHARS or re.search(r"\s", text):
         return False
     for k in (6, 5, 4, 3, 2):
@@ -360,9 +377,24 @@ def _not_given(values: list[str], answer: str) -> list[str]:
     return [] if any(v.lower() in answer.lower() for v in values) else values
 
 
-def _unused(question: str, code: str, answer: str) -> str | None:
-    """The first value the question names that the code does not use (rule 7), quoted, or None."""
+# A name in camel case: a lower-case letter before a capital (``howMany``, ``DOLocationID``)
+_CAMEL = re.compile(r"\w*[a-z][A-Z]\w*")
+
+
+def shown_of(meta: Mapping[str, Any]) -> str:
+    """What the root is shown of the data, from the context's metadata: its columns, keys and
+    preview, not its kind (``DataFrame``) or size."""
+    return "\n".join(str(v) for k, v in meta.items() if k not in ("type", "shape"))
+
+
+def _unused(question: str, code: str, answer: str, seen: str = "") -> str | None:
+    """The first value the question names that the code does not use (rule 7), quoted, or None.
+    ``seen``: the data as the root saw it, for the names in camel case that it shows."""
     low = code.lower()
+    data = seen.lower()
+    for name in _not_given(_CAMEL.findall(question), answer):
+        if name.lower() not in low and _bounded(name.lower(), data):
+            return name
     phrases = _not_given([p for _, p in _QUOTED.findall(question) if not _FORMAT.fullmatch(p)], answer)
     names = _not_given(_names(question), answer)
     proper = _not_given(_PROPER.findall(question), answer)

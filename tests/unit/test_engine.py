@@ -799,3 +799,16 @@ def test_the_code_a_human_edited_is_the_code_that_set_the_answer():
     run.human_edit(2, "FINAL(count())\n", "FINAL('5')\n")
     action = run.receive_execution(ok(), answer_ready=True, answer="5")
     assert isinstance(action, AskRoot) and action.reopen
+
+
+def test_a_field_named_in_camel_case_that_the_data_shows_is_held_to_the_code_that_answers():
+    """The run's own description of the context is what the check reads the data's names in."""
+    rows = [{"stationId": k, "tripCount": k * 3} for k in range(40)]
+    run, events = make_run(question="What is the tripCount of station 7?", context=rows)
+    run.start()
+    code = "n = len([r for r in context if r['stationId'] == 7])\nprint(n)\nanswer['content'] = str(n)"
+    run.receive_reply(reply(f"```repl\n{code}\nanswer['ready'] = True\n```"))
+    again = run.receive_execution(ok("1\n"), answer_ready=True, answer="1")
+    assert isinstance(again, AskRoot) and again.reopen
+    (doubted,) = [e for e in events if e.kind == "answer_doubted"]
+    assert doubted.reason == "the code never used tripCount, which the question names"

@@ -14,6 +14,7 @@ from rlm_kernel.grounding import (
     TABLE,
     WHOLE_COLLECTION,
     send_back_note,
+    shown_of,
     unsupported,
     verdict,
     verify_prompt,
@@ -337,6 +338,28 @@ def test_a_proper_name_the_code_never_used_makes_a_computed_answer_unsupported()
     assert unsupported(choice, "Maria Santoro", ["Maria Santoro"], written=False, code="n = 1") is None
 
 
+def test_a_name_in_camel_case_that_the_data_shows_and_the_code_never_used_is_sent_back():
+    """A field the question names by its identifier (a column, a key), read by no code: another
+    question answered. Only where the data shows the name: a product's name is no field."""
+    shown = shown_of({"type": "DataFrame", "columns": "{'orderId': 'int64', 'netTotal': 'float64'}"})
+    question = "What is the netTotal of order 7?"
+    code = 'n = int((context["orderId"] == 7).sum())\nprint(n)'
+    why = unsupported(question, "1", ["1"], written=False, code=code, shown=shown)
+    assert why == "the code never used netTotal, which the question names"
+    used = 'n = context.loc[context["orderId"] == 7, "netTotal"].iloc[0]\nprint(n)'
+    assert unsupported(question, "18.5", ["18.5"], written=False, code=used, shown=shown) is None
+    # shown by what the code printed, not the description: the same
+    printed = ["   orderId  netTotal\n0        7      18.5"]
+    assert unsupported(question, "1", printed, written=False, code=code) == why
+    # not a field of the data: a name of a product or of the context's kind
+    for other in (
+        "Which column of the DataFrame has the most missing values?",
+        "How many JupyterLab issues?",
+    ):
+        assert unsupported(other, "3", ["3"], written=False, code="print(3)", shown=shown) is None
+    assert "DataFrame" not in shown  # the context's kind is not its data
+
+
 def test_text_values_run_together_given_for_one_value_are_unsupported():
     """``sum()`` over a column of text joins its values end to end (protein changes, sample ids)."""
     which = "Which hgvs_p is listed for the variant of sample NGS24-0470?"
@@ -346,6 +369,14 @@ def test_text_values_run_together_given_for_one_value_are_unsupported():
         unsupported("List the hgvs_p of each variant.", "p.Thr594Glyp.Ser2816=p.Ser822Phe", [], written=False)
         is None
     )
+    # decimal numbers end to end (a sum over a column of amounts read as text)
+    for joined in ("-812.40-77.05131.25", "12.5013.7514.00", "-7035.9917056.32"):
+        assert (
+            unsupported("What did the fund pay?", joined, [], written=False, code="n = df['amt'].sum()")
+            == JOINED
+        )
+    for one in ("-812.40", "10.0.0.1", "1.26.4", "2024.06.01", "2024-06-01", "12-15", "1,234.56", "555-0134"):
+        assert unsupported("What is it?", one, [one], written=False, code="n = 1") is None
     for one in (
         "p.Cys531=",
         "https://example.com/a/b/c/d/e/f",
