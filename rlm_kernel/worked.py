@@ -685,14 +685,11 @@ def _core(
     return [(q, by_question[q]) for q in core], [e for e in examples if e[0] not in core]
 
 
-def _table_turns(shape: str, question: str, code: str, *, first: bool) -> list[Message]:
-    """One question about rows: the code that answers it, its true output, the answer. Only the
-    first question comes with the made-up context's description: the others are about the same
-    context, and a description repeated with each made a cold prompt twice as long to read."""
+def _table_turns(shape: str, question: str, code: str) -> list[Message]:
+    """One question about rows: the code that answers it, its true output, the answer."""
     namespace: dict[str, Any] = {"context": _context(shape)}
     exec(code.replace("print(n)", ""), namespace)  # noqa: S102 - our own code, run for its true output
-    asked = _user(shape, question) if first else {"role": "user", "content": f"Question: {question}"}
-    return [asked, _code(code), _output(1, str(namespace["n"])), _code(_ANSWER)]
+    return [_user(shape, question), _code(code), _output(1, str(namespace["n"])), _code(_ANSWER)]
 
 
 def _examples(shape: str) -> tuple[str, str, list[tuple[str, str]], list[tuple[str, str]]] | None:
@@ -754,8 +751,8 @@ def _by_question(shape: str, question: str | None) -> list[Message] | None:
         return None
     context_shape, load, examples, more = found
     turns: list[Message] = []
-    for i, (question_, code) in enumerate(_closest(examples, question, more)):
-        turns += _table_turns(context_shape, question_, f"{load}\n{code}" if load else code, first=not i)
+    for question_, code in _closest(examples, question, more):
+        turns += _table_turns(context_shape, question_, f"{load}\n{code}" if load else code)
     return turns
 
 
