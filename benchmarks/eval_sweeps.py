@@ -400,6 +400,46 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
         ["--tasks", "wiki", "--lengths", "8k", "-n", "6", "--methods", "rlm", "--model-name",
          "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600", "--votes", "1"],
     ),
+    "dev-12-0.5b": (
+        "The twelfth change (the worked examples' made-up data described once, not before each of their "
+        "questions; measured, not kept) on four burned families it was developed on, the 0.5B, one root, "
+        "one rollout at a time; compare their rows of holdout-11-0.5b-one-root, dev-11-gradebook-variants "
+        "and dev-11-manifest",
+        ["--tasks", "admissions,library,gradebook,manifest", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1", "--concurrency", "1"],
+    ),
+    "holdout-12-0.5b-one-root": (
+        "Four kinds of data held out from the twelfth change of the small profile (see "
+        "holdout-2026-12l/README.md), test split, with the bundled 0.5B model, one root, one rollout at a "
+        "time: measured once after it (982d574; the change was not kept)",
+        ["--tasks", "fitness,cloudcost,trades,rides", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1", "--concurrency", "1"],
+    ),
+    "holdout-12-0.5b-before": (
+        "holdout-12-0.5b-one-root with the code before the twelfth change (c0675f4: each worked "
+        "example's question after the made-up data's whole description), run from a checkout of that commit "
+        "in the same session",
+        ["--tasks", "fitness,cloudcost,trades,rides", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1", "--concurrency", "1"],
+    ),
+    "holdout-12-1.5b-one-root": (
+        "holdout-12-0.5b-one-root with the bundled 1.5B model",
+        ["--tasks", "fitness,cloudcost,trades,rides", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-1.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1", "--concurrency", "1"],
+    ),
+    "dev-12-rules-0.5b": (
+        "The code as kept after the twelfth set (the worked examples as at c0675f4, and two rules of the "
+        "cheap check written after its measurement: names in camel case the data shows, decimal numbers "
+        "end to end) on that burned set: a development figure, and a second run of holdout-12-0.5b-before's "
+        "prompts",
+        ["--tasks", "fitness,cloudcost,trades,rides", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1", "--concurrency", "1"],
+    ),
 }  # fmt: skip
 
 

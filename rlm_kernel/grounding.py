@@ -45,9 +45,10 @@ for one its code computed):
    an answer the code computed (one written out was read, and rule 3 holds it), and not where
    the answer is one of the question's phrases (a choice among them); a phrase shorter than five
    characters, an argument list (``*args``) or a format (``YYYY-MM-DD``) is not held to it.
-   So is a name written in camel case (``DOLocationID``, ``howMany``, ``UnblendedCost``) that the
-   data shows, in what the root was shown of the context (``shown``) or in what the code printed:
-   a column, key or type the question asks about, which code that answers it reads by name.
+   A name written in camel case (``DOLocationID``, ``howMany``, ``UnblendedCost``) is held to it
+   where the data shows it, in what the root was shown of the context (``shown``) or in what the
+   code printed: a column, key or type the question asks about, which code that answers it reads
+   by name. A name the data does not show (``DataFrame``, ``JupyterLab``) is not.
 
 8. The question asks in a unit of time, size or length ("how many minutes", "in MB", "in km") and
    the run's code reads a field named in another unit of the same measure (``duration_ms``,
