@@ -201,8 +201,7 @@ def unsupported(
         return several
     if code is not None and (unconverted := _unconverted(question, code)) and _NUMBER.search(text):
         return unconverted
-    seen = "\n".join([shown, *outputs])
-    if code is not None and not written and (unused := _unused(question, code, text, seen)):
+    if code is not None and not written and (unused := _unused(question, code, text, [shown, *outputs])):
         return f"the code never used {unused}, which the question names"
     quantity = _asks_quantity(question)
     if quantity and (several := _several_values(question, text, computed=not written)):
@@ -388,13 +387,15 @@ def shown_of(meta: Mapping[str, Any]) -> str:
     return "\n".join(str(v) for k, v in meta.items() if k not in ("type", "shape"))
 
 
-def _unused(question: str, code: str, answer: str, seen: str = "") -> str | None:
+def _unused(question: str, code: str, answer: str, seen: Sequence[str] = ()) -> str | None:
     """The first value the question names that the code does not use (rule 7), quoted, or None.
-    ``seen``: the data as the root saw it, for the names in camel case that it shows."""
+    ``seen``: the data as the root saw it, for the names in camel case that it shows (read only
+    where the question has such a name the code does not use)."""
     low = code.lower()
-    data = seen.lower()
-    for name in _not_given(_CAMEL.findall(question), answer):
-        if name.lower() not in low and _bounded(name.lower(), data):
+    camel = [n for n in _not_given(_CAMEL.findall(question), answer) if n.lower() not in low]
+    data = "\n".join(seen).lower() if camel else ""
+    for name in camel:
+        if _bounded(name.lower(), data):
             return name
     phrases = _not_given([p for _, p in _QUOTED.findall(question) if not _FORMAT.fullmatch(p)], answer)
     names = _not_given(_names(question), answer)
