@@ -186,6 +186,7 @@ def _load_families() -> None:
     # each registers its families
     from . import (  # noqa: F401
         admissions,
+        adverse,
         api,
         birding,
         calendars,
@@ -201,10 +202,12 @@ def _load_families() -> None:
         elections,
         fitness,
         fixtures,
+        flights,
         frames,
         genealogy,
         gitlog,
         gradebook,
+        inspections,
         invoices,
         labs,
         ledger,
@@ -226,6 +229,7 @@ def _load_families() -> None:
         records,
         references,
         repo,
+        reviews,
         rides,
         series,
         sniah,
