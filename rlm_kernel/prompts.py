@@ -32,6 +32,7 @@ from .structured import (
     json_metadata,
     nested_metadata,
     table_metadata,
+    xml_metadata,
 )
 from .text_records import records_metadata
 from .tools import Tool
@@ -153,7 +154,12 @@ def _metadata(context: Any) -> dict[str, Any]:
         meta["length"] = len(context)
         meta["lines"] = context.count("\n") + 1
         meta["preview"] = context[:PREVIEW_CHARS]
-        parsed = table_metadata(context) or json_metadata(context) or records_metadata(context)
+        parsed = (
+            xml_metadata(context)
+            or table_metadata(context)
+            or json_metadata(context)
+            or records_metadata(context)
+        )
         return {**meta, **(parsed or {})}
     if isinstance(context, Mapping):
         keys = list(itertools.islice(context.keys(), ITEM_LENGTHS_SHOWN))

@@ -20,8 +20,11 @@ other JSON text            ``data = json.loads(context)``
 a dict of columns          ``df = pd.DataFrame(context)`` (lists of one length)
 rows without names         ``df = pd.DataFrame(context)`` (tuples of one length; columns 0, 1, ...)
 records with nested fields ``df = pd.json_normalize(context)`` (a dict's records under its
-                           keys, or the longest list of records inside it), and a table of
-                           each list of records in a field, one row per item
+                           keys, or the list of records inside it that holds the most), a
+                           table of each list of records in a field, one row per item, and
+                           one of each other list of records beside them
+XML text                   ``data = xmltodict.parse(context, ...)``, then the same as records
+                           with nested fields, their numbers made numbers
 a dict of files            ``df = pd.DataFrame({"path": list(context), "text": list(context.values())})``,
                            with their paths and sizes and the first file's start
 text made of records       ``df = pd.DataFrame({"text": re.split(<where a record starts>, context.strip())})``
@@ -44,7 +47,7 @@ import keyword
 import re
 import reprlib
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .text_records import files_load, first_file, has_pandas
@@ -59,6 +62,7 @@ __all__ = [
     "report_layout",
     "table_metadata",
     "json_metadata",
+    "xml_metadata",
     "files_metadata",
     "frames_metadata",
     "frame_names",
@@ -74,7 +78,9 @@ COLUMNS_SHOWN = 30
 ROWS_SHOWN = 3
 HEAD_COLUMNS = 8  # of a frame's first rows
 CHILDREN_SHOWN = 3  # tables made of lists of records inside the records
+SIBLINGS_SHOWN = 3  # tables made of the other lists of records beside them
 OTHERS_SHOWN, OTHER_CHARS = 8, 160  # the other keys of a dict that holds the records, as repr shows them
+RECORDS_DEPTH = 4  # keys down through dicts where records are looked for
 OUTER_ROWS, ITEMS_PER_OUTER = 10, 5  # records this few, holding this many items each: pages of items
 
 
@@ -87,6 +93,7 @@ LOADS = {
     "fwf": "import io\nimport pandas as pd\ndf = pd.read_fwf(io.StringIO(context){sep})",
     "json": "import json\nimport pandas as pd\ndf = pd.DataFrame(json.loads(context))",
 }
+_PARSE_JSON = "import json\nimport pandas as pd\ndata = json.loads(context)"
 ROW_LOADS = {
     "list": "rows = context",
     "dict": "rows = list(context.values())",
@@ -347,11 +354,78 @@ def json_metadata(text: str) -> dict[str, Any] | None:
         return {**meta, "load": LOADS["json"], **_frame_meta(df, len(records))}
     if records is not None and _records(records[:200]):
         return {**meta, "load": ROW_LOADS["json"]}
-    if (nested := nested_metadata(data, "data", json_text=True)) is not None:
+    if (nested := nested_metadata(data, "data", _PARSE_JSON)) is not None:
         return {**meta, **nested}
     if isinstance(data, dict):
         meta["parsed_keys"] = [str(k)[:60] for k in itertools.islice(data, 20)]
     return {**meta, "load": "import json\ndata = json.loads(context)"}
+
+
+_XML = re.compile(r"\s*<[?!]?[A-Za-z_]")
+# Attributes and text as plain keys: ``df["status"]``, ``df["type.text"]``, not ``df["@status"]``.
+_XML_KEYS = {"attr_prefix": "", "cdata_key": "text"}
+
+
+def xml_metadata(text: str) -> dict[str, Any] | None:
+    """For XML text: the lines that make it dicts and lists with ``xmltodict`` (an element that
+    repeats anywhere is a list everywhere, one of one included), and tables of its records as
+    JSON's are made, their columns of numbers as numbers. None when it is not XML, is longer than
+    ``FULL_PARSE_CHARS``, or xmltodict is missing."""
+    if not _XML.match(text[:200]) or len(text) > FULL_PARSE_CHARS:
+        return None
+    try:
+        import xmltodict
+    except ImportError:
+        return None
+    try:
+        data = xmltodict.parse(text, **_XML_KEYS)
+    except Exception:  # noqa: BLE001 - expat's errors, and whatever else is not XML
+        return None
+    if not isinstance(data, dict) or not data:
+        return None
+    options: dict[str, Any] = dict(_XML_KEYS)
+    if repeated := sorted(_repeated(data)):
+        options["force_list"] = repeated
+        data = xmltodict.parse(text, **options)
+    keywords = "".join(f", {k}={v!r}" for k, v in options.items())
+    parse = f"import xmltodict\ndata = xmltodict.parse(context{keywords})"
+    meta: dict[str, Any] = {"format": "xml", "parsed_type": "dict", "parsed_items": len(data)}
+    if (nested := nested_metadata(data, "data", f"import pandas as pd\n{parse}", numbers=True)) is not None:
+        return {**meta, **nested}
+    root = next(iter(data.values()))
+    if isinstance(root, dict):
+        meta["parsed_keys"] = [str(k)[:60] for k in itertools.islice(root, 20)]
+    return {**meta, "load": parse}
+
+
+def _repeated(data: Any) -> set[str]:
+    """The keys that hold a list somewhere in parsed XML: its elements that repeat."""
+    keys: set[str] = set()
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            keys.update(k for k, v in item.items() if isinstance(v, list))
+            stack.extend(v for v in item.values() if isinstance(v, (dict, list)))
+        elif isinstance(item, list):
+            stack.extend(v for v in item if isinstance(v, (dict, list)))
+    return keys
+
+
+_NUMBER = re.compile(r"[-+]?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def _as_numbers(name: str, df: Any) -> str | None:
+    """The line that makes numbers of a table's columns whose values are all numbers written as
+    text (XML's are all text), or None; ``007`` keeps its zeros, as a code."""
+    columns = []
+    for column in df.columns:
+        values = df[column].dropna()[:SAMPLE_ROWS]
+        if len(values) and all(isinstance(v, str) and _NUMBER.fullmatch(v) for v in values):
+            columns.append(str(column))
+    if not columns:
+        return None
+    return f'{name}[{columns!r}] = {name}[{columns!r}].apply(pd.to_numeric, errors="coerce")'
 
 
 def _nested(values: Sequence[Any]) -> bool:
@@ -386,29 +460,48 @@ def _tuples(values: Sequence[Any]) -> bool:
 
 def _records_in(data: Any) -> tuple[tuple[Any, ...], Any] | None:
     """Where the records are in nested data, as the keys that lead to them: the data itself (a
-    list of records, or a dict of them by key), or the longest list of records one or two keys
-    down; None when there are none."""
+    list of records, or a dict of them by key), or the list of records inside it that holds the
+    most values, down through dicts (an RSS feed's items are three keys down); None when there
+    are none."""
     if isinstance(data, list):
         return ((), data) if _nested(data[:200]) else None
     if not isinstance(data, Mapping) or not data:
         return None
     if _keyed(data) and _nested(list(itertools.islice(data.values(), 200))):
         return (), data
-    found: list[tuple[int, tuple[Any, ...], Any]] = []
-    for key, value in itertools.islice(data.items(), 50):
-        inner = [(None, value)]
-        if isinstance(value, Mapping) and not _keyed(value):
-            inner = list(itertools.islice(value.items(), 50))
-        for sub, item in inner:
-            sample = item[:200] if isinstance(item, list) else []
-            if isinstance(item, Mapping) and _keyed(item):
-                sample = list(itertools.islice(item.values(), 200))
-            if len(sample) >= 2 and (_nested(sample) or _records(sample)):
-                found.append((len(item), (key,) if sub is None else (key, sub), item))
+    found = list(_lists_under(data, ()))
     if not found:
         return None
     _, keys, records = max(found, key=lambda f: f[0])
     return keys, records
+
+
+def _lists_under(
+    data: Mapping[Any, Any], keys: tuple[Any, ...]
+) -> Iterator[tuple[int, tuple[Any, ...], Any]]:
+    """Each list of records (or dict of them by key) under a dict's keys, with how many values it
+    holds (from a sample) and the keys that lead to it: dicts that are not records are looked
+    into, ``RECORDS_DEPTH`` keys down."""
+    for key, item in itertools.islice(data.items(), 50):
+        path = (*keys, key)
+        sample = item[:200] if isinstance(item, list) else []
+        if isinstance(item, Mapping) and _keyed(item):
+            sample = list(itertools.islice(item.values(), 200))
+        if len(sample) >= 2 and (_nested(sample) or _records(sample)):
+            yield _leaves(sample[:20]) * len(item) // min(len(sample), 20), path, item
+        elif isinstance(item, Mapping) and len(path) < RECORDS_DEPTH:
+            yield from _lists_under(item, path)
+
+
+def _leaves(data: Any) -> int:
+    """How many values nested data holds: the list of records that holds the most data is the
+    table asked about, not a longer list of a few fields each (a wiki's namespaces, beside its
+    pages of revisions)."""
+    if isinstance(data, Mapping):
+        return sum(_leaves(v) for v in data.values())
+    if isinstance(data, list):
+        return sum(_leaves(v) for v in data)
+    return 1
 
 
 def _keyed(data: Mapping[Any, Any]) -> bool:
@@ -443,53 +536,129 @@ def _lists_of_records(df: Any) -> list[str]:
     return columns
 
 
-def nested_metadata(data: Any, root: str = "context", json_text: bool = False) -> dict[str, Any] | None:
+def nested_metadata(
+    data: Any, root: str = "context", parse: str | None = None, numbers: bool = False
+) -> dict[str, Any] | None:
     """For a dict of columns, or records with nested fields (a list of them, a dict of them by key,
     or a list of them inside a dict): the lines that make them a DataFrame ``df`` with
     ``pd.json_normalize`` (nested dicts become ``a.b`` columns), and for each field that holds a
     list of records a table of its items, one row per item, whose ``row`` is the item's row in
-    ``df``. ``root`` names the data in those lines; from JSON text they parse it first. The lines
-    are run here first, on a sample; None without pandas, or when they fail."""
+    ``df``. ``root`` names the data in those lines; ``parse``, the lines that import pandas and
+    make the data from text, comes first; with ``numbers``, columns of numbers written as text
+    are made numbers. The lines are run here first, on a sample; None without pandas, or when they fail."""
     pd = _pandas()
     if pd is None:
         return None
     if isinstance(data, Mapping) and _columns(data):
         load = f"df = pd.DataFrame({root})"
         sample = {key: column[:SAMPLE_ROWS] for key, column in data.items()}
-        meta = _run_load(load, {root: sample}, len(next(iter(data.values()))), json_text)
+        meta = _run_load(load, {root: sample}, len(next(iter(data.values()))), parse, numbers)
         return None if meta is None else {**meta, "by_columns": True}
     if isinstance(data, list) and _tuples(data[:200]):
-        meta = _run_load(f"df = pd.DataFrame({root})", {root: data[:SAMPLE_ROWS]}, len(data), json_text)
+        meta = _run_load(f"df = pd.DataFrame({root})", {root: data[:SAMPLE_ROWS]}, len(data), parse, numbers)
         return None if meta is None else {**meta, "by_rows": True}
     found = _records_in(data)
     if found is None:
         return None
     keys, records = found
-    path = root + "".join(f"[{key!r}]" for key in keys)
+    path = _path(root, keys)
     if isinstance(records, Mapping):
         sample: Any = dict(itertools.islice(records.items(), SAMPLE_ROWS))
-        load = f"df = pd.json_normalize(list({path}.values()))\ndf.index = list({path})"
+        load = _normalize("df", path, keyed=True)
     else:
         sample = list(itertools.islice(records, SAMPLE_ROWS))
-        load = f"df = pd.json_normalize({path})"
-    meta = _run_load(load, {root: _replaced(data, keys, sample)}, len(records), json_text)
+        load = _normalize("df", path)
+    container = _at(data, keys[:-1])
+    siblings, lines = _siblings(container, keys, root, numbers)
+    head = "\n".join([parse or "import pandas as pd", *lines])
+    meta = _run_load(load, {root: _replaced(data, keys, sample)}, len(records), head, numbers)
     if meta is None:
         return None
     meta["nested"] = path
     if isinstance(records, Mapping):
         meta["keyed"] = True
-    if keys:  # what else the dict holds, as Python shows it: a table of codes to names, a date
+    if siblings:
+        meta["siblings"] = siblings
+    if keys:  # what else the dicts on the way hold, as Python shows it: a table of codes to names, a date
         shown = reprlib.Repr()  # keywords only from Python 3.12
         shown.maxlevel, shown.maxdict, shown.maxlist, shown.maxstring, shown.maxother = 2, 4, 4, 40, 40
-        meta["others"] = {
-            f"{root}[{key!r}]": shown.repr(value)[:OTHER_CHARS]
-            for key, value in itertools.islice(data.items(), OTHERS_SHOWN + 1)
-            if key != keys[0]
-        }
+        others = [(keys[:depth], _at(data, keys[:depth])) for depth in range(len(keys))]
+        tables = {sibling["path"] for sibling in siblings.values()}
+        meta["others"] = dict(
+            itertools.islice(
+                (
+                    (_path(root, (*at, key)), shown.repr(value)[:OTHER_CHARS])
+                    for at, held in others
+                    for key, value in itertools.islice(held.items(), OTHERS_SHOWN + 1)
+                    if key != keys[len(at)]
+                    and _path(root, (*at, key)) not in tables
+                    and not str(key).startswith(("xmlns", "xsi:"))  # XML's namespaces
+                ),
+                OTHERS_SHOWN,
+            )
+        )
     return meta
 
 
-def _run_load(load: str, namespace: dict[str, Any], rows: int, json_text: bool) -> dict[str, Any] | None:
+def _path(root: str, keys: Sequence[Any]) -> str:
+    return root + "".join(f"[{key!r}]" for key in keys)
+
+
+def _at(data: Any, keys: Sequence[Any]) -> Any:
+    for key in keys:
+        data = data[key]
+    return data
+
+
+def _normalize(name: str, path: str, keyed: bool = False) -> str:
+    """The lines that make a list of records, or a dict of them by key, the rows of a frame."""
+    if keyed:
+        return f"{name} = pd.json_normalize(list({path}.values()))\n{name}.index = list({path})"
+    return f"{name} = pd.json_normalize({path})"
+
+
+def _siblings(
+    container: Mapping[Any, Any], keys: tuple[Any, ...], root: str, numbers: bool
+) -> tuple[dict[str, Any], list[str]]:
+    """The other lists of records beside the records (an API's accounts and securities beside
+    its transactions), each a frame of its own: their metadata by name, and their lines."""
+    pd = _pandas()
+    found: dict[str, Any] = {}
+    lines: list[str] = []
+    if not keys or not isinstance(container, Mapping):
+        return found, lines
+    for key, item in itertools.islice(container.items(), 50):
+        if key == keys[-1] or len(found) == SIBLINGS_SHOWN:
+            continue
+        keyed = isinstance(item, Mapping) and _keyed(item)
+        sample = item[:200] if isinstance(item, list) else []
+        if keyed:
+            sample = list(itertools.islice(item.values(), 200))
+        if len(sample) < 2 or not (_nested(sample) or _records(sample)):
+            continue
+        name = frame_names([key])[0]
+        name = f"{name}_df" if not name.startswith("df") else f"items{name[2:]}_df"
+        at = (*keys[:-1], key)
+        made = [_normalize(name, _path(root, at), keyed)]
+        part = dict(itertools.islice(item.items(), SAMPLE_ROWS)) if keyed else item[:SAMPLE_ROWS]
+        for step in reversed(at):  # only the path to the sample
+            part = {step: part}
+        namespace = {"pd": pd, root: part}
+        try:
+            exec(made[0], namespace)  # noqa: S102 - our own lines
+            if numbers and (line := _as_numbers(name, namespace[name])) is not None:
+                exec(line, namespace)  # noqa: S102 - our own line
+                made.append(line)
+        except Exception:  # noqa: BLE001, S112 - a table that fails on the context is not offered
+            continue
+        found[name] = {"path": _path(root, at), **_frame_meta(namespace[name], len(item))}
+        lines += made
+    return found, lines
+
+
+def _run_load(
+    load: str, namespace: dict[str, Any], rows: int, parse: str | None, numbers: bool = False
+) -> dict[str, Any] | None:
     """Run the lines that load rows (on a sample of them, bound in ``namespace``), then add a table
     for each list of records in a field; the metadata of what they made, or None if they fail."""
     namespace["pd"] = _pandas()
@@ -497,13 +666,11 @@ def _run_load(load: str, namespace: dict[str, Any], rows: int, json_text: bool) 
         exec(load, namespace)  # noqa: S102 - our own lines
     except Exception:  # noqa: BLE001 - lines that fail on the context are not offered
         return None
+    lines = [parse or "import pandas as pd", load]
+    if numbers and (line := _as_numbers("df", namespace["df"])) is not None:
+        exec(line, namespace)  # noqa: S102 - our own line
+        lines.append(line)
     df = namespace["df"]
-    lines = [
-        "import json\nimport pandas as pd\ndata = json.loads(context)"
-        if json_text
-        else "import pandas as pd",
-        load,
-    ]
     meta: dict[str, Any] = _frame_meta(df, rows)
     children: dict[str, Any] = {}
     columns = _lists_of_records(df)[:CHILDREN_SHOWN]
@@ -526,10 +693,13 @@ def _run_load(load: str, namespace: dict[str, Any], rows: int, json_text: bool) 
             exec(joined, namespace)  # noqa: S102 - our own line
         except Exception:  # noqa: BLE001, S112 - a table that fails on the context is not offered
             continue
+        lines += [made, joined]
+        if numbers and (line := _as_numbers(name, namespace[name])) is not None:
+            exec(line, namespace)  # noqa: S102 - our own line
+            lines.append(line)
         child = _frame_meta(namespace[name])
         child["head"] = _head(namespace[name], len(own))
         children[name] = {"column": column, "own": len(own), **child}
-        lines += [made, joined]
     meta["load"] = "\n".join(lines)
     if not children:
         return meta
@@ -661,10 +831,11 @@ def _what(meta: Mapping[str, Any]) -> str:
             "fwf": "a text table, its columns aligned",
             "report": "a printed report, a table of aligned columns under title lines",
             "json": "JSON text",
+            "xml": "XML text",
         }.get(meta.get("format", ""), "text")
         lines = f", {_count(meta['lines'], 'line')}" if "lines" in meta else ""
         parsed = ""
-        if meta.get("format") == "json":
+        if meta.get("format") in ("json", "xml"):
             items = f"a {meta['parsed_type']} of {meta['parsed_items']:,} items"
             parsed = f": {_table_in({**meta, 'items': meta['parsed_items']}, meta['parsed_type']) or items}"
         return f"{text} ({meta['length']:,} characters{lines}){parsed}"
@@ -760,6 +931,9 @@ def _items_lines(meta: Mapping[str, Any]) -> list[str]:
             )
         )
         lines += _frame_lines(child, name, own=child.get("own"))
+    for name, sibling in meta.get("siblings", {}).items():
+        lines.append(f"{name} has a row for each record of {sibling['path']}.")
+        lines += _frame_lines(sibling, name)
     if others := meta.get("others"):
         lines.append("Its other keys: " + "; ".join(f"{k} = {v}" for k, v in others.items()))
     return lines

@@ -501,8 +501,14 @@ def _context(shape: str) -> Any:
 
 _TABLE_FORMS = ("frame", "csv", "fwf", "report", "json", "dict", "frames", "columns", "tuples")
 REPORT_PAGE = 12  # rows on a page of the made-up report
-_NESTED_FORMS = ("nested-list", "nested-dict", "nested-key", "nested-json")
-_DOTTED_FORMS = ("dotted-list", "dotted-dict", "dotted-key", "dotted-json")  # no list of records in them
+_NESTED_FORMS = ("nested-list", "nested-dict", "nested-key", "nested-json", "nested-xml")
+_DOTTED_FORMS = (
+    "dotted-list",
+    "dotted-dict",
+    "dotted-key",
+    "dotted-json",
+    "dotted-xml",
+)  # no list of records in them
 _NAMES = ["Lind", "Oak", "Mole", "Vale", "Brook", "Fern", "Hill", "Moss", "Reed", "Ash", "Birch"]
 
 
@@ -586,6 +592,10 @@ def _nested(shape: str) -> Any:
         return {shop["name"]: {k: v for k, v in shop.items() if k != "name"} for shop in shops}
     if shape == "nested-key":
         return {"source": "shops register", "exported": "2024-02-01", "shops": shops}
+    if shape == "nested-xml":  # as an export writes them: every value an element's text
+        import xmltodict
+
+        return xmltodict.unparse({"shops": {"shop": shops}}, pretty=True)
     return json.dumps(shops) if shape == "nested-json" else shops
 
 
@@ -849,7 +859,7 @@ def _example_shape(meta: Mapping[str, Any], question: str | None) -> str:
         # with a table of the items of each list of records, or none: nested dicts alone
         form = "nested" if meta.get("children") else "dotted"
         if meta.get("type") == "str":
-            return f"{form}-json"
+            return f"{form}-{meta.get('format', 'json')}"
         if "dict" not in str(meta.get("type", "")).lower():
             return f"{form}-list"
         return f"{form}-dict" if meta["nested"] == "context" else f"{form}-key"

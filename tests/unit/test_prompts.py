@@ -426,6 +426,122 @@ def test_records_keyed_by_id_inside_a_dict_of_tables_are_rows_not_columns() -> N
     )
 
 
+# XML as exports write it: records a few elements down, every value text, repeated elements.
+FEED = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0"><channel><title>Mill shop</title>'
+    + "".join(
+        f'<item><guid>p{i}</guid><price currency="EUR">{10 + i}.50</price><code>00{i % 7}</code>'
+        + "".join(f"<category>{c}</category>" for c in ["tools", "garden", "paint"][: 1 + i % 3])
+        + "</item>"
+        for i in range(24)
+    )
+    + "</channel></rss>"
+)
+TRACK = (
+    '<gpx version="1.1" creator="watch" xmlns="http://www.topografix.com/GPX/1/1"><metadata>'
+    "<time>2024-05-01T06:00:00Z</time></metadata><trk><name>Ridge loop</name><trkseg>"
+    + "".join(
+        f'<trkpt lat="46.{i:03d}" lon="7.{i:03d}"><ele>{1200 + i * 3}</ele>'
+        f"<time>2024-05-01T06:{i:02d}:00Z</time></trkpt>"
+        for i in range(30)
+    )
+    + "</trkseg></trk></gpx>"
+)
+
+
+def test_xml_text_loads_with_xmltodict_and_its_records_as_tables() -> None:
+    pytest.importorskip("pandas")
+    meta = context_metadata(FEED)
+    text = describe_context(meta)
+    assert text.startswith("The variable `context` holds XML text (")
+    assert "data['rss']['channel']['item'] is a list of 24 dicts" in text  # three elements down
+    assert (
+        "data = xmltodict.parse(context, attr_prefix='', cdata_key='text', force_list=['category', 'item'])"
+        in text
+    )
+    assert (
+        "Its other keys: data['rss']['version'] = '2.0'; data['rss']['channel']['title'] = 'Mill shop'"
+        in text
+    )
+    df = _run_load(meta, FEED)["df"]
+    # numbers as numbers, codes keep their zeros, and one category is a list of one like the rest
+    assert df["price.text"].sum() == sum(10 + i + 0.5 for i in range(24)) and df["price.currency"][0] == "EUR"
+    assert df["code"][3] == "003" and df["category"][0] == ["tools"]
+    assert sum("garden" in c for c in df["category"]) == 16
+    meta = context_metadata(TRACK)  # a default namespace, records four elements down, attributes
+    text = describe_context(meta)
+    assert "data['gpx']['trk']['trkseg']['trkpt'] is a list of 30 dicts" in text and "xmlns" not in text
+    assert "Its other keys: data['gpx']['version'] = '1.1'" in text and "'Ridge loop'" in text
+    df = _run_load(meta, TRACK)["df"]
+    assert df["ele"].max() == 1200 + 29 * 3 and df["lat"].dtype == float
+    json.dumps(meta)
+
+
+@pytest.mark.parametrize(
+    "text", ["<p>one <b>two</p>", "<3 to all of you\nsee you soon", "<a>1</a><a>2</a>", "a,b\n<1,2\n"]
+)
+def test_text_that_is_no_xml_document_is_not_read_as_one(text: str) -> None:
+    assert context_metadata(text).get("format") != "xml"
+
+
+def test_xml_that_declares_entities_is_left_as_text_not_expanded() -> None:
+    laughs = "".join(f'<!ENTITY l{i} "{f"&l{i - 1};" * 10 if i else "lol"}">' for i in range(10))
+    bomb = f"<?xml version='1.0'?><!DOCTYPE r [{laughs}]><r><a>&l9;</a><a>x</a></r>"  # 10**9 lols
+    outside = '<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><r><a>&x;</a></r>'
+    for text in (bomb, outside):
+        meta = context_metadata(text)
+        assert meta.get("format") != "xml" and "root:" not in describe_context(meta)
+
+
+def test_without_xmltodict_xml_is_text(monkeypatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "xmltodict", None)  # import fails
+    assert "format" not in context_metadata(FEED) and "xmltodict" not in describe_context(
+        context_metadata(FEED)
+    )
+
+
+def test_the_other_lists_of_records_beside_the_records_are_tables_too() -> None:
+    pytest.importorskip("pandas")
+    accounts = [{"account_id": f"a{k}", "name": ["IRA", "Brokerage", "HSA"][k]} for k in range(3)]
+    securities = {f"s{k}": {"ticker": f"T{k}", "price": {"close": 10.0 * k}} for k in range(5)}
+    transactions = [
+        {"id": i, "account_id": f"a{i % 3}", "security_id": f"s{i % 5}", "fees": {"total": i / 10}}
+        for i in range(40)
+    ]
+    context = {
+        "accounts": accounts,
+        "securities": securities,
+        "transactions": transactions,
+        "request_id": "x9",
+    }
+    meta = context_metadata(context)
+    text = describe_context(meta)
+    assert text.startswith(
+        "The variable `context` holds a dict of 4 keys: context['transactions'] is a list of 40"
+    )
+    assert "accounts_df has a row for each record of context['accounts']." in text
+    assert "securities_df has a row for each record of context['securities']." in text
+    assert "Its other keys: context['request_id'] = 'x9'" in text and "context['accounts'] =" not in text
+    made = _run_load(meta, context)
+    joined = made["df"].merge(made["accounts_df"], on="account_id")
+    assert (joined["name"] == "HSA").sum() == sum(t["account_id"] == "a2" for t in transactions)
+    assert made["securities_df"].loc["s3", "price.close"] == 30.0  # keyed by id, as the records are
+
+
+def test_records_are_the_list_that_holds_the_most_data_however_deep() -> None:
+    pytest.importorskip("pandas")
+    results = [{"id": i, "a": 1, "b": 2, "c": {"d": 3, "e": 4}} for i in range(12)]
+    context = {
+        "meta": {"api": {"tags": [{"k": i} for i in range(30)]}},
+        "data": {"page": {"results": results}},
+    }
+    meta = context_metadata(context)
+    assert meta["nested"] == "context['data']['page']['results']" and meta["dims"] == [12, 5]
+    assert "tags_df" not in describe_context(meta)  # not beside the records: inside another key
+
+
 def test_a_dict_of_columns_loads_as_a_dataframe() -> None:
     pytest.importorskip("pandas")
     context = {"t": [f"2024-01-{d:02d}" for d in range(1, 29)], "kwh": [d * 1.5 for d in range(28)]}
@@ -538,19 +654,24 @@ def test_an_export_with_quoted_commas_named_columns_and_dashes_for_no_value_is_r
     assert context_metadata(prose).get("format") != "csv"
 
 
-@pytest.mark.parametrize("form", ["list", "dict", "under a key", "json"])
+@pytest.mark.parametrize("form", ["list", "dict", "under a key", "json", "xml"])
 def test_the_small_profile_shows_nested_records_worked_in_pandas(form) -> None:
     pytest.importorskip("pandas")
+    xmltodict = pytest.importorskip("xmltodict")
     context: Any = {
         "list": NESTED,
         "dict": {r["id"]: r for r in NESTED},
         "under a key": {"exported": "2024-01-02", "runs": NESTED},
         "json": json.dumps(NESTED),
+        "xml": xmltodict.unparse({"runs": {"run": NESTED}}),
     }[form]
     meta = context_metadata(context)
     turns = opening_messages(profile="small", question="Which run had the lowest loss?", context_meta=meta)
     code = "\n".join(t["content"] for t in turns if t["role"] == "assistant")
     assert "pd.json_normalize(" in code and '"row"' in code and "search(" not in code
+    # the examples' made-up data comes in the form the real one does, and loads as it does
+    assert ("xmltodict.parse(context" in code) == (form == "xml")
+    assert ("json.loads(context)" in code) == (form == "json")
     assert reply_start(meta, "Which run had the lowest loss?") == (f"```repl\n{meta['load']}\n", None)
 
 
