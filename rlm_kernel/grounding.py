@@ -21,9 +21,9 @@ for one its code computed):
    (of more than three, not two thirds) appear as numbers (1,234.50 is 1234.5; a printed 3.3333 is
    an answer of 3.33; 2024-03-14 is 14 March 2024). Without: the answer is not there as a whole
    (case and spacing aside), nor are half of its own words: "not in anything the code printed".
-4. A count (how many, number of, count) whose answer's numbers appear only in ``search()`` reports (the header
-   line ``search(...): N passages match`` and the ``[k] `` hit lines under it): "a number read
-   from search matches, not computed".
+4. A count (how many, number of, count, tally) whose answer's numbers appear only in ``search()``
+   reports (the header line ``search(...): N passages match`` and the ``[k] `` hit lines under
+   it): "a number read from search matches, not computed".
 5. A question in two hops (``worked.two_hops``: "the depot of the courier who took parcel 82709")
    whose answer is printed only on lines that hold the question's own number: it is the thing the
    item points to, the first hop, "not the value asked for". (Checked before rule 3's passes.)
@@ -125,7 +125,7 @@ _MONTHS = "january february march april may june july august september october n
 _NUMBER = re.compile(r"(?<![\w.])(-?)(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?!\d)")
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _QUANTITY = re.compile(
-    r"\bhow (?:many|much)\b|(?:^|[^\w\s]\s*|\b(?:the|a|total|what)\s+)number of\b|\bcount\b"
+    r"\bhow (?:many|much)\b|(?:^|[^\w\s]\s*|\b(?:the|a|total|what)\s+)number of\b|\bcount\b|\btally\b"
     r"|\btotal\b|\bsum\b(?! up)|\badd(?:s|ing)? up\b|\baverage\b|\b(?:the|a|its|their)\s+mean\b"
     r"|\bmean (?:of|value)\b",
     re.IGNORECASE,
@@ -133,7 +133,7 @@ _QUANTITY = re.compile(
 _NOT_QUANTITY = re.compile(r"\b(?:which|who|whom|whose|where|when|name)\b", re.IGNORECASE)
 _DIRECT_QUANTITY = re.compile(r"\bhow (?:many|much)\b", re.IGNORECASE)
 # A count, which code computes: not an amount ("how much did she receive?"), which a hit may state.
-_COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b", re.IGNORECASE)
+_COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b|\btally\b", re.IGNORECASE)
 # A question whose answer is someone's or something's name: no name is 0.
 _NAMED_ANSWER = re.compile(r"\bwho(?:se|m)?\b|\bname\b", re.IGNORECASE)
 # The most or the least of something, which code finds among all the items: search finds passages

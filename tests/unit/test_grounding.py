@@ -179,6 +179,7 @@ def test_the_note_quotes_the_answer_and_says_what_to_do():
         ("Which recipe tagged 'dinner' takes longest?", "No recipes tagged 'dinner' found.", ["x"]),
         ("Who had the highest result?", "No results found", ["No results found"]),
         ("Which author made the most commits? Give the name.", "0", ["0"]),
+        ("Tally the inspections at which violation 51 was cited.", "0", ["0\nHint: No row of ..."]),
     ],
 )
 def test_an_answer_of_nothing_found_is_sent_back_to_look_again(question, answer, outputs):
@@ -195,6 +196,10 @@ def test_a_zero_that_is_not_a_count_is_not_nothing_found():
 
 def test_an_answer_the_code_computed_is_held_only_to_the_quantity_and_echo_rules():
     assert unsupported(COUNT, "7", [REPORT], written=False) is None
+    tally = "Tally the reviews in English that have no reply."  # a count, as "how many" is
+    assert (
+        unsupported(tally, "Sorry for the trouble!", ["Sorry for the trouble!"], written=False) == NO_NUMBER
+    )
     assert unsupported(WHO, "Bob Smith", [REPORT], written=False) is None
     assert unsupported(COUNT, "many", [REPORT], written=False) == NO_NUMBER
     assert unsupported(WHO, "the gopher protocol", [REPORT], written=False) == ECHO
