@@ -440,6 +440,56 @@ SWEEPS: dict[str, tuple[str, list[str]]] = {
          "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
          "--votes", "1", "--concurrency", "1"],
     ),
+    "dev-13-xml-0.5b": (
+        "The thirteenth change (XML text loaded with xmltodict and its records as tables, lists of records "
+        "beside the records as tables of their own) on the three XML splits it was developed on (dev "
+        "splits of testreport, tracker and wiki), the 0.5B, one root, one rollout at a time",
+        ["--tasks", "testreport,tracker,wiki", "--split", "dev", "--lengths", "8k", "-n", "6", "--methods",
+         "rlm", "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1", "--concurrency", "1"],
+    ),
+    "dev-13-xml-0.5b-before": (
+        "dev-13-xml-0.5b with the code before the thirteenth change (dcf6760: XML described as text), run "
+        "from a checkout of that commit in the same session",
+        ["--tasks", "testreport,tracker,wiki", "--split", "dev", "--lengths", "8k", "-n", "6", "--methods",
+         "rlm", "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1", "--concurrency", "1"],
+    ),
+    "dev-13-dates-0.5b": (
+        "Worked examples that compare a month of datetimes as its text, and a day's (0fd19b8; measured, "
+        "not kept), on the burned rides family (a DataFrame of taxi trips, test split), whose questions "
+        "of trips on one day the 0.5B answered by comparing datetimes with a day's text; compare its rows "
+        "of holdout-12-0.5b-before and dev-12-rules-0.5b",
+        ["--tasks", "rides", "--lengths", "8k", "-n", "6", "--methods", "rlm", "--model-name",
+         "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600", "--votes", "1",
+         "--concurrency", "1"],
+    ),
+    "xml-13-0.5b": (
+        "The thirteenth change on the two XML splits held out from its development (test splits of places, "
+        "a KML file, and fitness, a health app's export.xml: families of earlier rounds, whose XML was not "
+        "read while the change was made), the 0.5B, one root, one rollout at a time",
+        ["--tasks", "places,fitness", "--lengths", "8k", "-n", "6", "--methods", "rlm", "--model-name",
+         "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600", "--votes", "1",
+         "--concurrency", "1"],
+    ),
+    "xml-13-0.5b-before": (
+        "xml-13-0.5b with the code before the thirteenth change (dcf6760), run from a checkout of that "
+        "commit in the same session",
+        ["--tasks", "places,fitness", "--lengths", "8k", "-n", "6", "--methods", "rlm", "--model-name",
+         "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600", "--votes", "1",
+         "--concurrency", "1"],
+    ),
+    "holdout-13-0.5b-before": (
+        "Four kinds of data held out from the thirteenth change of the small profile (see "
+        "holdout-2026-12m/README.md), test split, with the bundled 0.5B model, one root, one rollout at a "
+        "time, measured once, from a checkout of 93feaf2 (before the change) in the same session: the "
+        "change alters nothing its 24 tasks show the model (their context's metadata and description and "
+        "the worked examples hash the same at 93feaf2 and after the change), so this is the set's figure "
+        "for the code as kept too",
+        ["--tasks", "inspections,reviews,flights,adverse", "--lengths", "8k", "-n", "6", "--methods", "rlm",
+         "--model-name", "qwen2.5-coder-0.5b", "--prompt-profile", "small", "--max-timeout", "600",
+         "--votes", "1", "--concurrency", "1"],
+    ),
 }  # fmt: skip
 
 
@@ -447,8 +497,8 @@ def run(name: str) -> int:
     what, args = SWEEPS[name]
     out = OUT / name
     started = time.perf_counter()
-    cmd = [sys.executable, "-m", "rlm_kernel.eval", "run", *args]
-    cmd += ["--split", "test", "--out", str(out), "--plot"]
+    args = args if "--split" in args else [*args, "--split", "test"]  # the test split unless named
+    cmd = [sys.executable, "-m", "rlm_kernel.eval", "run", *args, "--out", str(out), "--plot"]
     proc = subprocess.run(cmd, text=True, capture_output=True)
     wall = time.perf_counter() - started
     print(proc.stdout)
@@ -456,7 +506,7 @@ def run(name: str) -> int:
         print(proc.stderr[-4000:], file=sys.stderr)
         return proc.returncode
     table = proc.stdout.split("\n\nResults:")[0].strip()
-    command = "python -m rlm_kernel.eval run " + " ".join(args) + " --split test"
+    command = "python -m rlm_kernel.eval run " + " ".join(args)
     (out / "SUMMARY.md").write_text(
         f"# {name}\n\n{what}.\n\n```bash\n{command}\n```\n\n{table}\n\n"
         f"Wall time of this invocation: {wall / 60:.1f} min on {platform.machine()}, "
