@@ -484,13 +484,23 @@ def _lists_under(
     into, ``RECORDS_DEPTH`` keys down."""
     for key, item in itertools.islice(data.items(), 50):
         path = (*keys, key)
-        sample = item[:200] if isinstance(item, list) else []
-        if isinstance(item, Mapping) and _keyed(item):
-            sample = list(itertools.islice(item.values(), 200))
-        if len(sample) >= 2 and (_nested(sample) or _records(sample)):
+        if (sample := _records_sample(item)) is not None:
             yield _leaves(sample[:20]) * len(item) // min(len(sample), 20), path, item
         elif isinstance(item, Mapping) and len(path) < RECORDS_DEPTH:
             yield from _lists_under(item, path)
+
+
+def _records_sample(item: Any) -> list[Any] | None:
+    """The first records of a list of them, or of a dict of them by key; None for anything else."""
+    sample = item[:200] if isinstance(item, list) else []
+    if isinstance(item, Mapping) and _keyed(item):
+        sample = list(itertools.islice(item.values(), 200))
+    return sample if len(sample) >= 2 and (_nested(sample) or _records(sample)) else None
+
+
+def _table_name(name: str) -> str:
+    """A table's name from its key's or column's (``frame_names``): ``<name>_df``."""
+    return f"{name}_df" if not name.startswith("df") else f"items{name[2:]}_df"
 
 
 def _leaves(data: Any) -> int:
@@ -630,14 +640,10 @@ def _siblings(
     for key, item in itertools.islice(container.items(), 50):
         if key == keys[-1] or len(found) == SIBLINGS_SHOWN:
             continue
-        keyed = isinstance(item, Mapping) and _keyed(item)
-        sample = item[:200] if isinstance(item, list) else []
-        if keyed:
-            sample = list(itertools.islice(item.values(), 200))
-        if len(sample) < 2 or not (_nested(sample) or _records(sample)):
+        if _records_sample(item) is None:
             continue
-        name = frame_names([key])[0]
-        name = f"{name}_df" if not name.startswith("df") else f"items{name[2:]}_df"
+        keyed = isinstance(item, Mapping)
+        name = _table_name(frame_names([key])[0])
         at = (*keys[:-1], key)
         made = [_normalize(name, _path(root, at), keyed)]
         part = dict(itertools.islice(item.items(), SAMPLE_ROWS)) if keyed else item[:SAMPLE_ROWS]
@@ -675,8 +681,7 @@ def _run_load(
     children: dict[str, Any] = {}
     columns = _lists_of_records(df)[:CHILDREN_SHOWN]
     nested = [str(c) for c in df.columns if _dtype(df[c], df[c].dtype) in ("list", "dict")]
-    for column, name in zip(columns, frame_names(columns), strict=True):
-        name = f"{name}_df" if not name.startswith("df") else f"items{name[2:]}_df"
+    for column, name in zip(columns, map(_table_name, frame_names(columns)), strict=True):
         # One row per item, and beside it the fields of the record that holds it (the record's
         # own lists and dicts aside): a question about items of some records is one filter.
         made = (
